@@ -1,0 +1,33 @@
+# The course's two commands (README, "Quick start"); each creates .venv first if it is missing.
+#   make course   run every notebook in the smoke profile -> outputs/smoke/report.md
+#   make test     unit tests, then every notebook under nbval, all offline
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+# torch is pinned in pyproject.toml; DeepSpeed builds against it, so it is installed first.
+TORCH_PIN := $(shell sed -n 's/.*"\(torch==[^"]*\)".*/\1/p' pyproject.toml)
+STAMP := $(VENV)/.installed
+
+.PHONY: course test install benchmark clean-outputs
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || \
+	  { echo "The course needs Python 3.11; $(PYTHON) is $$($(PYTHON) --version). Pass PYTHON=/path/to/python3.11."; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet "$(TORCH_PIN)" setuptools wheel
+	$(BIN)/python -m pip install --quiet --no-build-isolation -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+course: $(STAMP)
+	$(BIN)/course run --profile smoke
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+benchmark: $(STAMP)
+	$(BIN)/python benchmarks/bench_course_run.py
+
+clean-outputs:
+	rm -rf outputs

@@ -1,0 +1,84 @@
+"""The ``course`` command: run the notebooks, or prefetch the full profile's downloads.
+
+    course run                              # every notebook, smoke profile, outputs/smoke/
+    course run --profile full --only 01,03  # two lessons on a GPU node
+    course prefetch --profile full          # fill the Hugging Face cache before going offline
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from .paths import notebooks_dir, output_dir
+from .profiles import PROFILE_NAMES, get_profile
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="course", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    default_profile = os.environ.get("COURSE_PROFILE", "smoke")
+
+    run = sub.add_parser("run", help="execute the notebooks in order with papermill")
+    run.add_argument("--profile", choices=PROFILE_NAMES, default=default_profile,
+                     help="smoke: offline CPU stand-ins (default); full: Hub models on a GPU")
+    run.add_argument("--only", default="",
+                     help="comma-separated notebook numbers or names, e.g. 01,03 (default: all)")
+    run.add_argument("--output-dir", type=Path, default=None,
+                     help="where executed notebooks, metrics.json and report.md go "
+                          "(default: outputs/<profile>)")
+    run.add_argument("--notebooks-dir", type=Path, default=None,
+                     help="folder of NN_name.ipynb notebooks (default: the course's notebooks/)")
+    run.add_argument("--cell-timeout", type=int, default=None,
+                     help="seconds a single cell may run before it counts as failed (default: no limit)")
+
+    pre = sub.add_parser("prefetch", help="download the Hub models and data sets a profile needs")
+    pre.add_argument("--profile", choices=PROFILE_NAMES, default="full",
+                     help="the profile whose assets to download (smoke needs none)")
+    return parser
+
+
+def _run(args) -> int:
+    from .models import MissingAssetError
+    from .prefetch import check_offline_assets
+    from .runner import find_notebooks, run_course, write_report
+
+    profile = get_profile(args.profile)
+    out = output_dir(profile.name, args.output_dir)
+    try:
+        notebooks = find_notebooks(args.notebooks_dir or notebooks_dir(), args.only.split(","))
+        check_offline_assets(profile)
+    except (ValueError, MissingAssetError) as err:
+        print(f"course run: {err}", file=sys.stderr)
+        return 2
+    if not notebooks:
+        print("course run: no notebooks found", file=sys.stderr)
+        return 2
+    print(f"Running {len(notebooks)} notebook(s), profile {profile.name}, into {out}")
+    results = run_course(notebooks, profile.name, out, cell_timeout=args.cell_timeout)
+    report = write_report(results, out, profile.name)
+    failed = [r for r in results if not r.ok]
+    print(f"Report: {report}")
+    for r in failed:
+        print(f"FAILED {r.name}: {r.failure.describe()}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _prefetch(args) -> int:
+    from .prefetch import prefetch
+
+    profile = get_profile(args.profile)
+    fetched = prefetch(profile)
+    print(f"{len(fetched)} asset(s) in the Hugging Face cache for profile {profile.name}.")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    return {"run": _run, "prefetch": _prefetch}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Load IMDB, CNN/DailyMail and C4 with the same columns from the Hub or from ``data/``.
+
+A source is a Hub id (``stanfordnlp/imdb``) or a local folder holding one JSONL file per
+split (``data/imdb/train.jsonl``...). Either way the result is a ``datasets`` object with
+the Hub's schema, so the lessons never need to know which one they got:
+
+    imdb = load_imdb(profile.imdb)              # DatasetDict: train, test, unsupervised
+    cnn = load_cnn_dailymail(profile.cnn_dailymail)
+    c4 = load_c4(profile.c4, streaming=True)    # IterableDatasetDict: train, validation
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .profiles import DataSource
+
+
+def imdb_features():
+    from datasets import ClassLabel, Features, Value
+
+    # As on the Hub: label 0 = neg, 1 = pos; the unsupervised split stores -1 ("no label").
+    return Features({"text": Value("string"), "label": ClassLabel(names=["neg", "pos"])})
+
+
+def cnn_dailymail_features():
+    from datasets import Features, Value
+
+    return Features({"article": Value("string"), "highlights": Value("string"), "id": Value("string")})
+
+
+def c4_features():
+    from datasets import Features, Value
+
+    return Features({"text": Value("string"), "timestamp": Value("string"), "url": Value("string")})
+
+
+def local_split_files(folder: Path) -> dict[str, str]:
+    """{split: path} for every ``<split>.jsonl`` in ``folder``."""
+    order = {"train": 0, "validation": 1, "test": 2, "unsupervised": 3}
+    paths = sorted(folder.glob("*.jsonl"), key=lambda p: (order.get(p.stem, 9), p.stem))
+    files = {p.stem: str(p) for p in paths}
+    if not files:
+        raise FileNotFoundError(f"No <split>.jsonl files in {folder}; regenerate them with "
+                                "`python data/generate.py`.")
+    return files
+
+
+def check_columns(columns: list[str], features, where: str) -> None:
+    """Fail, naming the column, when a file or row does not have exactly the Hub's columns."""
+    missing = [c for c in features if c not in columns]
+    extra = [c for c in columns if c not in features]
+    if missing or extra:
+        raise ValueError(f"{where}: missing column(s) {missing or 'none'}, unexpected column(s) "
+                         f"{extra or 'none'}; expected exactly {list(features)}.")
+
+
+def iter_jsonl(paths: list[str], columns: tuple[str, ...]):
+    """Rows of JSON Lines files, each checked for exactly ``columns`` (the error names file and line)."""
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                row = json.loads(line)
+                check_columns(list(row), columns, f"{path}, line {number}")
+                yield row
+
+
+def _load_local(folder: Path, features, streaming: bool):
+    # Dataset.from_json / from_generator, not load_dataset("json"): the latter reports each
+    # load to a usage counter on the network unless HF_DATASETS_OFFLINE is set.
+    from datasets import Dataset, DatasetDict, IterableDataset, IterableDatasetDict
+
+    files = local_split_files(folder)
+    if streaming:
+        return IterableDatasetDict({
+            split: IterableDataset.from_generator(iter_jsonl, features=features,
+                                                  gen_kwargs={"paths": [path], "columns": tuple(features)})
+            for split, path in files.items()})
+    splits = {}
+    for split, path in files.items():
+        raw = Dataset.from_json(path)  # untyped first, so a wrong file gives our message
+        check_columns(raw.column_names, features, path)
+        splits[split] = raw.cast(features)
+    return DatasetDict(splits)
+
+
+def load_source(source: DataSource, features, streaming: bool = False):
+    """The data set at ``source``, typed with ``features``; local folders and Hub ids alike."""
+    folder = Path(source.path)
+    if folder.is_dir():
+        return _load_local(folder, features, streaming)
+    from datasets import load_dataset
+
+    from .environment import is_offline
+    from .models import MissingAssetError, missing_asset_message
+
+    try:
+        return load_dataset(source.path, source.config, streaming=streaming)
+    except (ConnectionError, FileNotFoundError, OSError) as err:
+        if is_offline():
+            raise MissingAssetError(missing_asset_message([source.path])) from err
+        raise
+
+
+def load_imdb(source: DataSource):
+    """IMDB: ``text``, ``label`` (0 neg, 1 pos; -1 in ``unsupervised``)."""
+    return load_source(source, imdb_features())
+
+
+def load_cnn_dailymail(source: DataSource):
+    """CNN/DailyMail 3.0.0: ``article``, ``highlights`` (newline-separated), ``id``."""
+    return load_source(source, cnn_dailymail_features())
+
+
+def load_c4(source: DataSource, streaming: bool = True):
+    """C4 en: ``text``, ``timestamp``, ``url``; streamed by default (the Hub copy is hundreds of GB)."""
+    return load_source(source, c4_features(), streaming=streaming)

@@ -1,0 +1,107 @@
+"""What this machine offers the course: device, GPU memory, bf16, library versions, DeepSpeed ops.
+
+    info = describe_device()          # {"device": "cuda", "gpu_name": "NVIDIA H100 ...", ...}
+    require_gpu(info)                 # raises NoGPUError with what to do, when there is none
+    library_versions()                # {"torch": "2.13.0+cpu", "transformers": "5.23.0", ...}
+    deepspeed_ops()                   # {"cpu_adam": True, "fused_adam": False, ...}
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from importlib import metadata
+
+LIBRARIES = ("torch", "transformers", "datasets", "accelerate", "deepspeed", "evaluate", "tokenizers")
+GIB = 1024 ** 3
+
+
+class NoGPUError(RuntimeError):
+    """The profile asks for a GPU and none is visible."""
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def describe_device() -> dict:
+    """The accelerator torch will use (CUDA, MPS or CPU) and what it can do."""
+    import psutil
+    import torch
+
+    info = {"device": "cpu", "gpu_count": 0, "gpu_name": "", "gpu_memory_gib": 0.0,
+            "bf16_supported": False, "cpu_name": _cpu_name(),
+            "cpu_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+            "ram_gib": round(psutil.virtual_memory().total / GIB, 1)}
+    if torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(0)
+        info.update(device="cuda", gpu_count=torch.cuda.device_count(), gpu_name=props.name,
+                    gpu_memory_gib=round(props.total_memory / GIB, 1),
+                    # bf16 needs compute capability 8.0 (Ampere) or newer; T5 overflows in fp16.
+                    bf16_supported=bool(torch.cuda.is_bf16_supported()))
+    elif torch.backends.mps.is_available():
+        info.update(device="mps", gpu_count=1, gpu_name="Apple GPU (MPS)")
+    return info
+
+
+def require_gpu(info: dict) -> None:
+    """Stop with a message that says what to do when ``info`` shows no CUDA GPU."""
+    if info["device"] != "cuda":
+        raise NoGPUError(
+            f"No CUDA GPU is visible (device: {info['device']}). The full profile is meant for a GPU: "
+            "run this on a GPU node, or use the smoke profile (COURSE_PROFILE=smoke) on this machine.")
+
+
+def library_versions(names: tuple[str, ...] = LIBRARIES) -> dict[str, str]:
+    """Installed version of each library, or 'not installed'."""
+    versions = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def deepspeed_ops() -> dict[str, bool]:
+    """For each DeepSpeed C++/CUDA op: can it be JIT-built here? (What `ds_report` prints.)"""
+    from deepspeed.ops.op_builder.all_ops import ALL_OPS
+    from deepspeed.ops.op_builder.builder import probe_is_compatible
+
+    return {name: bool(probe_is_compatible(builder, False)) for name, builder in sorted(ALL_OPS.items())}
+
+
+def ninja_available() -> bool:
+    """DeepSpeed JIT-compiles its ops with ninja; without it no op can be built."""
+    from torch.utils.cpp_extension import is_ninja_available
+
+    return bool(is_ninja_available())
+
+
+def matmul_tflops(device: str = "cpu", dtype_name: str = "float32", size: int = 1024,
+                  repeats: int = 10) -> float:
+    """Measured dense matmul throughput in TFLOP/s: one (size x size) @ (size x size) costs 2·size³ FLOPs."""
+    import time
+
+    import torch
+
+    dtype = getattr(torch, dtype_name)
+    a = torch.randn(size, size, device=device, dtype=dtype)
+    b = torch.randn(size, size, device=device, dtype=dtype)
+    torch.matmul(a, b)  # warm-up: kernel selection and allocation are not what we measure
+    if device == "cuda":
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        torch.matmul(a, b)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    return 2 * size ** 3 * repeats / seconds / 1e12

@@ -1,0 +1,81 @@
+"""The two profiles of the course, and the one place where they differ.
+
+``smoke`` (the default) runs offline on a CPU in minutes: tiny stand-in models of the same
+architectures and the sample data shipped in ``data/``. ``full`` uses the real Hub models
+and data sets on a GPU. Everything below this module takes a model name or path, a data
+source and sizes; nothing else in the package asks which profile is running.
+
+    from course_utils.profiles import get_profile
+    profile = get_profile("smoke")                   # or get_profile("full", require_gpu=False)
+    profile.models["t5_small"]                       # "standin:t5-small" or "t5-small"
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from .paths import data_dir
+
+PROFILE_NAMES = ("smoke", "full")
+# Which real model each role stands for; the stand-ins are named after them.
+MODEL_ROLES = {"t5_small": "t5-small", "t5_base": "t5-base", "gpt2": "gpt2",
+               "t5_v1_1_base": "google/t5-v1_1-base"}
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Where a data set comes from: a Hub id (with its config) or a local folder of JSONL files."""
+
+    path: str                  # "stanfordnlp/imdb", or a folder such as data/imdb
+    config: str | None = None  # Hub config name, e.g. "3.0.0" for CNN/DailyMail
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Names, sizes and device settings for one way of running the course."""
+
+    name: str
+    # Smoke never touches the network; full does unless HF_HUB_OFFLINE=1 is set by the user
+    # (compute nodes without internet, after `course prefetch --profile full`).
+    offline: bool
+    # Full runs are meant for a GPU; stopping early beats a silent 50x slower CPU run.
+    require_gpu: bool
+    # role -> Hub id, local path, or "standin:<name>" (built from a config, see standins.py)
+    models: dict[str, str] = field(default_factory=dict)
+    imdb: DataSource = DataSource("stanfordnlp/imdb")
+    cnn_dailymail: DataSource = DataSource("abisee/cnn_dailymail", "3.0.0")
+    c4: DataSource = DataSource("allenai/c4", "en")
+    # C4 en is hundreds of GB; prefetch takes this many of its 1,024 train shards
+    # (about 356k documents each) for clusters that must run offline.
+    c4_prefetch_train_shards: int = 8
+
+
+def _smoke() -> Profile:
+    data = data_dir()
+    return Profile(
+        name="smoke", offline=True, require_gpu=False,
+        models={role: f"standin:{real.split('/')[-1]}" for role, real in MODEL_ROLES.items()},
+        imdb=DataSource(str(data / "imdb")),
+        cnn_dailymail=DataSource(str(data / "cnn_dailymail")),
+        c4=DataSource(str(data / "c4")),
+        c4_prefetch_train_shards=0,
+    )
+
+
+def _full() -> Profile:
+    return Profile(name="full", offline=False, require_gpu=True, models=dict(MODEL_ROLES))
+
+
+def get_profile(name: str = "smoke", **overrides) -> Profile:
+    """The profile called ``name``, with checked overrides (an unknown key is an error)."""
+    builders = {"smoke": _smoke, "full": _full}
+    if name not in builders:
+        raise ValueError(f"Unknown profile {name!r}: choose one of {', '.join(PROFILE_NAMES)} "
+                         "(COURSE_PROFILE or --profile).")
+    profile = builders[name]()
+    known = {f.name for f in dataclasses.fields(Profile)} - {"name"}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise ValueError(f"Unknown profile setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}.")
+    return dataclasses.replace(profile, **overrides)

@@ -1,0 +1,192 @@
+"""Tiny stand-ins for t5-small, t5-base, gpt2 and t5-v1_1-base, for the offline smoke profile.
+
+No model weights can be downloaded in smoke, so each stand-in is the same architecture as
+the model it replaces (a T5 or GPT-2 config, far fewer and narrower layers) with random
+weights, and a tokenizer trained here on the shipped sample data. T5's tokenizer keeps
+T5's conventions: pad 0, eos 1, unk 2 and 100 sentinels ``<extra_id_N>`` counting down
+from the end of the vocabulary. A stand-in is built once, saved with ``save_pretrained``
+into the cache and from then on loaded with ``from_pretrained(path)``, exactly like a Hub
+model. The folder name carries a fingerprint of the recipe and the corpus, so changing
+either builds a fresh one.
+
+    python -m course_utils.standins            # build (or find) every stand-in, print paths
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .paths import cache_dir as default_cache_dir
+from .paths import data_dir
+
+RECIPE_VERSION = 2          # bump when the build code changes in a way the spec does not show
+T5_EXTRA_IDS = 100          # t5-small has 100 sentinels, <extra_id_0> .. <extra_id_99>
+TOKENIZER_VOCAB_SIZE = 3000  # an upper bound: the sample corpus supports about 1,400 unigram pieces
+
+
+@dataclass(frozen=True)
+class StandInSpec:
+    """How to build one stand-in: its family and the config sizes that differ from the real model."""
+
+    name: str                 # the real model it replaces, e.g. "t5-small"
+    family: str               # "t5" or "gpt2"
+    config: dict = field(default_factory=dict)  # T5Config / GPT2Config keyword arguments
+    seed: int = 0             # for the random initial weights
+
+
+# Real sizes for comparison: t5-small d_model 512, 6+6 layers, 60M parameters; t5-base
+# d_model 768, 12+12 layers, 220M; gpt2 768 wide, 12 layers, 124M. The stand-ins keep the
+# ratios' direction (base > small) at a size a 2-core CPU trains in seconds.
+STANDINS = {
+    "t5-small": StandInSpec("t5-small", "t5", dict(d_model=64, d_ff=256, d_kv=16, num_heads=4,
+                                                   num_layers=2, num_decoder_layers=2,
+                                                   feed_forward_proj="relu")),
+    "t5-base": StandInSpec("t5-base", "t5", dict(d_model=128, d_ff=512, d_kv=32, num_heads=4,
+                                                 num_layers=3, num_decoder_layers=3,
+                                                 feed_forward_proj="relu")),
+    # T5 v1.1: gated-GELU feed-forward, no output scaling. transformers 5 always ties T5's
+    # embeddings and turns tie_word_embeddings=False into scale_decoder_outputs=False.
+    "t5-v1_1-base": StandInSpec("t5-v1_1-base", "t5", dict(d_model=64, d_ff=192, d_kv=16, num_heads=4,
+                                                           num_layers=2, num_decoder_layers=2,
+                                                           feed_forward_proj="gated-gelu",
+                                                           tie_word_embeddings=False)),
+    "gpt2": StandInSpec("gpt2", "gpt2", dict(n_embd=64, n_layer=2, n_head=4, n_positions=1024)),
+}
+
+
+def corpus_files(root: Path | None = None) -> list[Path]:
+    """The shipped training splits the stand-in tokenizers learn from."""
+    root = root or data_dir()
+    return [root / "imdb" / "train.jsonl", root / "cnn_dailymail" / "train.jsonl",
+            root / "c4" / "train.jsonl"]
+
+
+def iter_corpus(files: Iterable[Path]) -> Iterator[str]:
+    """Every text field of every row (reviews, articles, highlights, web pages)."""
+    for path in files:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                row = json.loads(line)
+                for key in ("text", "article", "highlights"):
+                    if key in row:
+                        yield row[key]
+
+
+def train_t5_tokenizer(texts: Iterable[str], vocab_size: int = TOKENIZER_VOCAB_SIZE,
+                       extra_ids: int = T5_EXTRA_IDS):
+    """A unigram T5Tokenizer trained with SentencePiece (as T5's was), with T5's ids and sentinels."""
+    import io
+
+    import sentencepiece as spm
+    from transformers import T5Tokenizer
+
+    model = io.BytesIO()
+    # One thread and no sampling: the same corpus always gives the same pieces and scores.
+    # (tokenizers' own UnigramTrainer was tried first; its scores differ from run to run.)
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(texts), model_writer=model, model_type="unigram",
+        vocab_size=vocab_size, hard_vocab_limit=False,  # the small corpus supports fewer pieces
+        pad_id=0, eos_id=1, unk_id=2, bos_id=-1,        # T5's ids; T5 has no BOS
+        normalization_rule_name="identity", remove_extra_whitespaces=False,
+        character_coverage=1.0, num_threads=1, input_sentence_size=0,
+        shuffle_input_sentence=False, max_sentence_length=1 << 20, minloglevel=2)
+    proc = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    pieces = [(proc.id_to_piece(i), proc.get_score(i)) for i in range(proc.get_piece_size())]
+    # T5 puts the sentinels last, <extra_id_0> at the very end: append 99, 98, ..., 0.
+    sentinels = [(f"<extra_id_{i}>", 0.0) for i in range(extra_ids - 1, -1, -1)]
+    return T5Tokenizer(vocab=pieces + sentinels, extra_ids=extra_ids, model_max_length=512)
+
+
+def train_gpt2_tokenizer(texts: Iterable[str], vocab_size: int = TOKENIZER_VOCAB_SIZE):
+    """A byte-level BPE GPT2Tokenizer whose only special token is <|endoftext|>, as in GPT-2."""
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import GPT2Tokenizer
+
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=2,
+                            special_tokens=["<|endoftext|>"])
+    trained = json.loads(bpe._tokenizer.to_str())["model"]
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
+    return GPT2Tokenizer(vocab=trained["vocab"], merges=merges, model_max_length=1024)
+
+
+def build_standin(spec: StandInSpec, texts: Iterable[str]):
+    """Return (model, tokenizer) for ``spec``: a trained tokenizer and seeded random weights."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, T5Config, T5ForConditionalGeneration
+
+    if spec.family == "t5":
+        tokenizer = train_t5_tokenizer(texts)
+        config = T5Config(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
+                          eos_token_id=tokenizer.eos_token_id,
+                          decoder_start_token_id=tokenizer.pad_token_id, **spec.config)
+        model_class = T5ForConditionalGeneration
+    elif spec.family == "gpt2":
+        tokenizer = train_gpt2_tokenizer(texts)
+        eos = tokenizer.eos_token_id
+        config = GPT2Config(vocab_size=len(tokenizer), bos_token_id=eos, eos_token_id=eos, **spec.config)
+        model_class = GPT2LMHeadModel
+    else:
+        raise ValueError(f"Stand-in {spec.name!r} has unknown family {spec.family!r} (t5 or gpt2).")
+    with torch.random.fork_rng(devices=[]):  # seed the weights without touching the caller's RNG
+        torch.manual_seed(spec.seed)
+        model = model_class(config)
+    return model, tokenizer
+
+
+def fingerprint(spec: StandInSpec, files: list[Path]) -> str:
+    """Short hash of the recipe and the corpus: a different one means a different stand-in."""
+    digest = hashlib.sha256(json.dumps([asdict(spec), RECIPE_VERSION], sort_keys=True).encode())
+    for path in files:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def standin_dir(name: str, cache: Path, files: list[Path]) -> Path:
+    spec = _spec(name)
+    return cache / "standins" / f"{name}-{fingerprint(spec, files)}"
+
+
+def _spec(name: str) -> StandInSpec:
+    if name not in STANDINS:
+        raise ValueError(f"No stand-in called {name!r}; known: {', '.join(STANDINS)}.")
+    return STANDINS[name]
+
+
+def ensure_standin(name: str, cache: str | os.PathLike | None = None,
+                   files: list[Path] | None = None) -> Path:
+    """Path of the saved stand-in ``name``, building it first if the cache lacks it."""
+    files = files or corpus_files()
+    target = standin_dir(name, default_cache_dir(cache), files)
+    if (target / "config.json").exists():
+        return target
+    model, tokenizer = build_standin(_spec(name), iter_corpus(files))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Build in a temporary folder and rename: a crash or a second process never sees half a model.
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{name}-"))
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    (tmp / "STANDIN.json").write_text(json.dumps(
+        {"stands_in_for": name, "spec": asdict(_spec(name)), "parameters": model.num_parameters(),
+         "note": "random weights; tokenizer trained on the course's synthetic sample data"}, indent=2))
+    try:
+        os.replace(tmp, target)
+    except OSError:  # another process finished first; its copy is identical
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def main() -> None:
+    for name in STANDINS:
+        print(f"{name}: {ensure_standin(name)}")
+
+
+if __name__ == "__main__":
+    main()

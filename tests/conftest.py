@@ -1,0 +1,57 @@
+"""Test-session set-up: no network, and notebooks write their figures to a temporary folder.
+
+Everything pytest starts (unit tests, nbval's kernels, subprocesses) inherits PYTHONPATH
+with tests/netguard, whose sitecustomize refuses non-loopback connections and logs them.
+The session fails if anything tried.
+"""
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GUARD_DIR = Path(__file__).resolve().parent / "netguard"
+collect_ignore = ["fixtures", "netguard"]
+
+
+def guarded_env(log: Path, **extra) -> dict:
+    """A copy of os.environ for a subprocess with the network guard on, logging to ``log``."""
+    log.touch()  # an empty log is the evidence: nothing tried to connect
+    env = dict(os.environ, COURSE_NETGUARD_LOG=str(log), **extra)
+    env["PYTHONPATH"] = os.pathsep.join([str(GUARD_DIR), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def pytest_configure(config):
+    work = Path(tempfile.mkdtemp(prefix="course-tests-"))
+    log = work / "network-attempts.log"
+    config._course_netguard_log = log
+    os.environ.update(guarded_env(log, COURSE_OUTPUT_DIR=str(work / "outputs"), COURSE_PROFILE="smoke"))
+    sys.path.insert(0, str(GUARD_DIR))
+    import sitecustomize  # noqa: F401 - installs the guard in this process too
+
+    if getattr(sitecustomize, "_LOG", None) is None:  # another sitecustomize was imported first
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("course_netguard", GUARD_DIR / "sitecustomize.py")
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    log = getattr(session.config, "_course_netguard_log", None)
+    if log and log.exists() and log.read_text().strip():
+        sys.stderr.write(f"\nNetwork connections were attempted during the tests:\n{log.read_text()}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture
+def netguard_log(request) -> Path:
+    return request.config._course_netguard_log
+
+
+@pytest.fixture
+def python() -> str:
+    return sys.executable

@@ -1,0 +1,116 @@
+"""Sample data: reproducible from its generator, in the Hub's schemas, and not trivial."""
+
+import json
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from course_utils.data import c4_features, cnn_dailymail_features, imdb_features, load_c4, load_cnn_dailymail, load_imdb
+from course_utils.paths import data_dir
+from course_utils.profiles import DataSource, get_profile
+
+SMOKE = get_profile("smoke")
+
+
+def test_committed_files_equal_a_fresh_seeded_run():
+    proc = subprocess.run([sys.executable, str(data_dir() / "generate.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.fixture(scope="module")
+def imdb():
+    return load_imdb(SMOKE.imdb)
+
+
+def test_imdb_has_the_hub_schema_and_splits(imdb):
+    assert list(imdb) == ["train", "test", "unsupervised"]
+    for split in imdb.values():
+        assert split.features == imdb_features()
+    assert imdb["train"].features["label"].names == ["neg", "pos"]
+    assert set(imdb["unsupervised"]["label"]) == {-1}
+    for name in ("train", "test"):
+        labels = imdb[name]["label"]
+        assert set(labels) == {0, 1} and sum(labels) * 2 == len(labels)  # balanced
+
+
+def test_reviews_vary_in_length_and_carry_negation(imdb):
+    words = [len(t.split()) for t in imdb["train"]["text"]]
+    assert 100 <= statistics.median(words) <= 300
+    assert sum(w > 380 for w in words) / len(words) > 0.03  # a long tail past 512 tokens
+    assert min(words) < 60
+    negated = [t for t in imdb["train"]["text"] if re.search(r"\b(not|never|hardly|anything but)\b", t)]
+    assert len(negated) / len(words) > 0.3
+    assert any("<br /><br />" in t for t in imdb["train"]["text"])
+    assert len(set(imdb["train"]["text"])) == len(words)
+
+
+def test_mixed_reviews_carry_cues_of_both_sides(imdb):
+    pos_words = r"\b(brilliant|superb|wonderful|excellent|loved)\b"
+    neg_words = r"\b(dull|tedious|awful|boring|dreadful)\b"
+    both = [t for t in imdb["train"]["text"] if re.search(pos_words, t) and re.search(neg_words, t)]
+    assert len(both) > 100
+
+
+def test_cnn_dailymail_schema_paragraphs_and_paraphrased_highlights():
+    cnn = load_cnn_dailymail(SMOKE.cnn_dailymail)
+    assert list(cnn) == ["train", "validation", "test"]
+    rows = list(cnn["test"])
+    assert cnn["test"].features == cnn_dailymail_features()
+    assert all(re.fullmatch(r"[0-9a-f]{40}", r["id"]) for r in rows)
+    assert len({r["id"] for s in cnn.values() for r in s}) == sum(len(s) for s in cnn.values())
+    for row in rows:
+        assert row["article"].count("\n\n") >= 3
+        highlights = row["highlights"].split("\n")
+        assert 2 <= len(highlights) <= 4
+        for h in highlights:
+            assert h not in row["article"]  # paraphrased, not copied
+        shared = set(re.findall(r"[a-z]+", row["highlights"].lower())) & set(re.findall(r"[a-z]+", row["article"].lower()))
+        assert len(shared) >= 5
+
+
+def test_c4_streams_with_the_hub_schema():
+    c4 = load_c4(SMOKE.c4)
+    first = next(iter(c4["train"]))
+    assert set(first) == {"text", "timestamp", "url"}
+    assert c4["train"].features == c4_features()
+    assert re.fullmatch(r"2019-04-\d\dT\d\d:\d\d:\d\dZ", first["timestamp"])
+    assert first["url"].startswith("https://")
+    assert sum(1 for _ in c4["validation"]) == 200
+
+
+def test_missing_column_is_named(tmp_path):
+    (tmp_path / "train.jsonl").write_text(json.dumps({"text": "fine film", "stars": 5}) + "\n")
+    with pytest.raises(ValueError) as err:
+        load_imdb(DataSource(str(tmp_path)))
+    message = str(err.value)
+    assert "train.jsonl" in message and "missing column(s) ['label']" in message and "['stars']" in message
+
+
+def test_empty_folder_says_how_to_regenerate(tmp_path):
+    with pytest.raises(FileNotFoundError, match="python data/generate.py"):
+        load_imdb(DataSource(str(tmp_path)))
+
+
+def test_data_readme_says_it_is_synthetic():
+    text = (data_dir() / "README.md").read_text().lower()
+    assert "synthetic" in text and "generate.py" in text
+
+
+def test_a_bad_row_in_a_streamed_file_is_named_by_line(tmp_path):
+    rows = [{"text": "a", "timestamp": "t", "url": "u"}, {"text": "b", "timestamp": "t"}]
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    stream = load_c4(DataSource(str(tmp_path)))["train"]
+    with pytest.raises(ValueError, match=r"train.jsonl, line 2: missing column\(s\) \['url'\]"):
+        list(stream)
+
+
+def test_loading_local_data_makes_no_network_request(netguard_log):
+    before = netguard_log.read_text()
+    load_imdb(SMOKE.imdb)
+    next(iter(load_c4(SMOKE.c4)["train"]))
+    assert netguard_log.read_text() == before

@@ -1,0 +1,36 @@
+"""The hardware report behind notebook 00."""
+
+import pytest
+import torch
+
+from course_utils.hardware import (NoGPUError, deepspeed_ops, describe_device, library_versions,
+                                   matmul_tflops, require_gpu)
+
+
+def test_describe_device_matches_torch():
+    info = describe_device()
+    assert info["device"] == ("cuda" if torch.cuda.is_available() else
+                              "mps" if torch.backends.mps.is_available() else "cpu")
+    assert info["cpu_cores"] >= 1 and info["ram_gib"] > 0
+    if info["device"] == "cpu":
+        assert info["gpu_count"] == 0 and info["bf16_supported"] is False
+
+
+def test_require_gpu_stops_with_advice_on_a_cpu():
+    with pytest.raises(NoGPUError, match="smoke"):
+        require_gpu({"device": "cpu"})
+    require_gpu({"device": "cuda"})  # no error
+
+
+def test_library_versions_are_the_installed_ones():
+    versions = library_versions(("torch", "surely-not-a-package"))
+    assert versions == {"torch": torch.__version__, "surely-not-a-package": "not installed"}
+
+
+def test_matmul_throughput_is_measured():
+    assert matmul_tflops("cpu", "float32", size=128, repeats=2) > 0
+
+
+def test_deepspeed_reports_its_cpu_ops():
+    ops = deepspeed_ops()
+    assert "cpu_adam" in ops and all(isinstance(v, bool) for v in ops.values())

@@ -1,0 +1,109 @@
+"""Offline behaviour: smoke never touches the network; full offline says what is missing and stops."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from conftest import guarded_env
+
+from course_utils.profiles import get_profile
+from course_utils.prefetch import c4_shard_patterns, hub_assets, prefetch
+
+
+def _offline_env(tmp_path, log):
+    # An empty Hugging Face cache, the Hub switched off, the network blocked and logged.
+    return guarded_env(log, HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+
+
+def test_the_guard_really_blocks_and_logs(tmp_path):
+    log = tmp_path / "log"
+    code = """
+import socket
+for attempt in (lambda: socket.create_connection(("93.184.216.34", 80), timeout=2),
+                lambda: socket.getaddrinfo("huggingface.co", 443)):
+    try:
+        attempt()
+        print("connected")
+    except OSError as err:
+        print("blocked:", err)
+"""
+    out = subprocess.run([sys.executable, "-c", code], env=guarded_env(log), capture_output=True, text=True)
+    assert out.stdout.count("blocked: network blocked") == 2
+    assert "93.184.216.34" in log.read_text() and "huggingface.co" in log.read_text()
+
+
+def test_a_smoke_run_makes_no_network_connection(tmp_path):
+    log, out = tmp_path / "net.log", tmp_path / "out"
+    env = guarded_env(log)
+    for key in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_EVALUATE_OFFLINE"):
+        env.pop(key, None)  # the profile itself must switch the libraries off
+    proc = subprocess.run([sys.executable, "-m", "course_utils.cli", "run", "--profile", "smoke", "--only", "00",
+                           "--output-dir", str(out)], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert log.read_text() == ""
+    report = (out / "report.md").read_text()
+    assert "| 00_gpu_check | ok |" in report and "| matmul_throughput |" in report
+    figures = json.loads((out / "metrics.json").read_text())["00_gpu_check"]["figures"]
+    assert figures["device"]["value"] in {"cpu", "cuda", "mps"} and figures["cpu_cores"]["value"] >= 1
+
+
+def test_full_offline_names_what_is_missing_in_one_line_and_does_not_hang(tmp_path):
+    log = tmp_path / "net.log"
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "course_utils.cli", "run", "--profile", "full",
+                           "--output-dir", str(tmp_path / "out")],
+                          env=_offline_env(tmp_path, log), capture_output=True, text=True, timeout=120)
+    assert time.monotonic() - start < 60
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    for name in ("t5-small", "t5-base", "gpt2", "google/t5-v1_1-base", "stanfordnlp/imdb",
+                 "abisee/cnn_dailymail (3.0.0)", "allenai/c4", "course prefetch --profile full"):
+        assert name in lines[0]
+    assert log.read_text() == ""
+
+
+def test_loading_a_missing_model_offline_is_one_clear_error(tmp_path):
+    code = """
+from course_utils.models import MissingAssetError, load_tokenizer
+from course_utils.data import load_imdb
+from course_utils.profiles import DataSource
+for attempt in (lambda: load_tokenizer("t5-small"), lambda: load_imdb(DataSource("stanfordnlp/imdb"))):
+    try:
+        attempt()
+    except MissingAssetError as err:
+        print("MISSING", err)
+"""
+    log = tmp_path / "net.log"
+    proc = subprocess.run([sys.executable, "-c", code], env=_offline_env(tmp_path, log),
+                          capture_output=True, text=True, timeout=120)
+    missing = [line for line in proc.stdout.splitlines() if line.startswith("MISSING")]
+    assert len(missing) == 2, proc.stdout + proc.stderr
+    assert "t5-small" in missing[0] and "stanfordnlp/imdb" in missing[1]
+    assert all("course prefetch --profile full" in line for line in missing)
+    assert log.read_text() == ""
+
+
+def test_prefetch_asks_for_every_full_asset(monkeypatch):
+    calls = []
+    monkeypatch.setattr("huggingface_hub.snapshot_download",
+                        lambda repo_id, repo_type, allow_patterns: calls.append((repo_id, repo_type, allow_patterns)))
+    monkeypatch.setattr("datasets.load_dataset", lambda path, name=None: calls.append(("prepare", path, name)))
+    fetched = prefetch(get_profile("full"), echo=lambda *a, **k: None)
+    assert [str(a) for a in fetched] == ["t5-small", "t5-base", "gpt2", "google/t5-v1_1-base",
+                                         "stanfordnlp/imdb (default)", "abisee/cnn_dailymail (3.0.0)", "allenai/c4"]
+    assert ("prepare", "stanfordnlp/imdb", None) in calls and ("prepare", "abisee/cnn_dailymail", "3.0.0") in calls
+    c4 = [c for c in calls if c[0] == "allenai/c4"][0]
+    assert c4[1] == "dataset" and len(c4[2]) == 8 + 1
+    assert ("t5-small", "model", ["*.json", "*.safetensors", "*.model", "*.txt"]) in calls
+
+
+def test_smoke_needs_nothing_from_the_hub():
+    assert hub_assets(get_profile("smoke")) == []
+
+
+def test_c4_shard_names_follow_the_hub_layout():
+    assert c4_shard_patterns(2) == ("en/c4-train.00000-of-01024.json.gz", "en/c4-train.00001-of-01024.json.gz",
+                                    "en/c4-validation.00000-of-00008.json.gz")

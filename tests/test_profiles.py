@@ -1,0 +1,49 @@
+"""The two profiles: one place for names and sizes, no profile switches anywhere else."""
+
+import inspect
+from pathlib import Path
+
+import pytest
+
+from course_utils import data, hardware, metrics, models, standins
+from course_utils.profiles import MODEL_ROLES, DataSource, get_profile
+
+
+def test_smoke_is_offline_cpu_with_standins_and_shipped_data():
+    smoke = get_profile()
+    assert smoke.name == "smoke" and smoke.offline and not smoke.require_gpu
+    assert smoke.models == {"t5_small": "standin:t5-small", "t5_base": "standin:t5-base",
+                            "gpt2": "standin:gpt2", "t5_v1_1_base": "standin:t5-v1_1-base"}
+    for source in (smoke.imdb, smoke.cnn_dailymail, smoke.c4):
+        assert Path(source.path).is_dir() and source.config is None
+
+
+def test_full_names_the_hub_models_and_data_sets():
+    full = get_profile("full")
+    assert not full.offline and full.require_gpu
+    assert full.models == {"t5_small": "t5-small", "t5_base": "t5-base", "gpt2": "gpt2",
+                           "t5_v1_1_base": "google/t5-v1_1-base"}
+    assert full.imdb == DataSource("stanfordnlp/imdb")
+    assert full.cnn_dailymail == DataSource("abisee/cnn_dailymail", "3.0.0")
+    assert full.c4 == DataSource("allenai/c4", "en")
+
+
+def test_both_profiles_fill_the_same_roles():
+    assert set(get_profile("smoke").models) == set(get_profile("full").models) == set(MODEL_ROLES)
+
+
+def test_overrides_are_checked():
+    assert get_profile("full", require_gpu=False).require_gpu is False
+    with pytest.raises(ValueError, match="batch_sise"):
+        get_profile("smoke", batch_sise=3)
+    with pytest.raises(ValueError, match="Unknown profile 'fast'.*smoke, full"):
+        get_profile("fast")
+
+
+@pytest.mark.parametrize("module", [data, models, standins, hardware, metrics])
+def test_library_functions_take_no_profile_flag(module):
+    for name, func in inspect.getmembers(module, inspect.isfunction):
+        if func.__module__ != module.__name__:
+            continue
+        params = set(inspect.signature(func).parameters)
+        assert not params & {"profile", "profile_name", "smoke", "is_smoke", "full"}, f"{module.__name__}.{name}"

@@ -1,0 +1,83 @@
+"""The notebook runner: order, parameters, failure handling and the report."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from course_utils.runner import NotebookFailure, NotebookResult, find_notebooks, render_report
+
+FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
+
+
+@pytest.fixture(scope="module")
+def failing_run(tmp_path_factory):
+    """`course run` over three fixture notebooks, the middle one failing on purpose."""
+    out = tmp_path_factory.mktemp("run")
+    proc = subprocess.run([sys.executable, "-m", "course_utils.cli", "run", "--notebooks-dir", str(FIXTURES), "--output-dir", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    return proc, out
+
+
+def test_failing_notebook_makes_the_command_fail_and_names_cell_and_error(failing_run):
+    proc, _ = failing_run
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "FAILED 01_fails: cell 4" in proc.stderr
+    assert "ValueError: deliberate failure: label 7 in row 2" in proc.stderr
+
+
+def test_notebooks_after_the_failure_still_run(failing_run):
+    proc, out = failing_run
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["02_after"]["figures"]["ran_after_failure"]["value"] is True
+    assert "01_fails" not in metrics  # it failed before recording
+    order = [line.split("]")[1].split()[0] for line in proc.stdout.splitlines() if line.endswith("...")]
+    assert order == ["00_records", "01_fails", "02_after"]
+
+
+def test_report_lists_status_times_figures_and_the_failure(failing_run):
+    _, out = failing_run
+    report = (out / "report.md").read_text()
+    assert "| 00_records | ok |" in report and "| 01_fails | FAILED |" in report and "| 02_after | ok |" in report
+    assert "| answer | 42 | units |" in report
+    assert "**01_fails**, cell 4" in report and "deliberate failure" in report
+    assert "3 notebook(s), 1 failed" in report
+
+
+def test_executed_copies_are_kept_even_for_the_failure(failing_run):
+    _, out = failing_run
+    failed = json.loads((out / "01_fails.ipynb").read_text())
+    errors = [o for c in failed["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert errors and errors[0]["ename"] == "ValueError"
+
+
+def test_parameters_reach_the_notebook_and_smoke_is_offline(failing_run):
+    _, out = failing_run
+    figures = json.loads((out / "metrics.json").read_text())["00_records"]["figures"]
+    assert figures["profile_seen"]["value"] == "smoke"
+    assert figures["hub_offline"]["value"] == "1"
+    injected = json.loads((out / "00_records.ipynb").read_text())["cells"]
+    assert any("injected-parameters" in c["metadata"].get("tags", []) for c in injected)
+
+
+def test_only_selects_by_number_or_name_and_rejects_unknown():
+    assert [p.stem for p in find_notebooks(FIXTURES, ["00", "02_after"])] == ["00_records", "02_after"]
+    assert [p.stem for p in find_notebooks(FIXTURES)] == ["00_records", "01_fails", "02_after"]
+    with pytest.raises(ValueError, match="--only names no notebook: 07"):
+        find_notebooks(FIXTURES, ["07"])
+
+
+def test_unknown_only_exits_2_with_a_message(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "course_utils.cli", "run", "--notebooks-dir", str(FIXTURES), "--only", "9",
+                           "--output-dir", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "--only names no notebook: 9" in proc.stderr
+
+
+def test_report_without_failures_has_no_failure_section():
+    results = [NotebookResult("00_x", Path("00_x.ipynb"), 1.5)]
+    report = render_report(results, {"00_x": {"figures": {"f": {"value": 0.123456, "unit": "s"}}}}, "smoke")
+    assert "Failures" not in report and "| f | 0.1235 | s |" in report
+    failure = NotebookFailure(None, None, "DeadKernelError: kernel died")
+    assert failure.describe() == "before any cell ran: DeadKernelError: kernel died"
