@@ -112,7 +112,8 @@ def run_course(notebooks: list[Path], profile_name: str, output_dir: Path,
     forget_metrics(output_dir, [p.stem for p in notebooks])
     progress = sys.stderr.isatty() if progress is None else progress
     # The kernel must be this interpreter, whatever `python` means on PATH.
-    env = {"COURSE_PROFILE": profile_name, "COURSE_OUTPUT_DIR": str(output_dir),
+    # No TensorBoard server from an unattended run: the notebook prints the command instead.
+    env = {"COURSE_PROFILE": profile_name, "COURSE_OUTPUT_DIR": str(output_dir), "COURSE_SHOW_TENSORBOARD": "0",
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     results = []
     with _kernel_environment(env):

@@ -89,6 +89,10 @@ def cap(sentence: str) -> str:
     return sentence[:1].upper() + sentence[1:]
 
 
+def a_an(word: str) -> str:
+    return f"{'an' if word[0] in 'aeiou' else 'a'} {word}"
+
+
 def person(rng: random.Random) -> str:
     return f"{pick(rng, FIRST_NAMES)} {pick(rng, LAST_NAMES)}"
 
@@ -142,9 +146,9 @@ def sentiment_cue(rng: random.Random, polarity: int) -> str:
     else:
         inten = pick(rng, INTENSIFIERS)
         forms = [f"{cap(aspect)} is {inten}{adj}.",
-                 f"{actor} gives a {adj} performance.",
+                 f"{actor} gives {a_an(adj)} performance.",
                  f"I found {aspect} {inten}{adj}.",
-                 f"What a {adj} film this is.",
+                 f"What {a_an(adj)} film this is.",
                  f"{cap(aspect)} felt {inten}{adj} from start to finish."]
         if polarity > 0:
             forms += ["I loved every minute of it.", "It is one of the best films I have seen this year.",
@@ -190,15 +194,15 @@ def verdict(rng: random.Random, polarity: int) -> str:
 def imdb_review(rng: random.Random, label: int) -> str:
     polarity = 1 if label == 1 else -1
     title = film_title(rng)
-    n_main = rng.randint(2, 5)
+    n_main = rng.randint(3, 6)
     # Mixed reviews: a third carry one or two cues of the other side, but always fewer.
     n_other = rng.choice([1, 1, 2]) if rng.random() < 0.35 else 0
     n_other = min(n_other, n_main - 1)
     cues = [(sentiment_cue(rng, polarity), polarity) for _ in range(n_main)]
     cues += [(sentiment_cue(rng, -polarity), -polarity) for _ in range(n_other)]
     rng.shuffle(cues)
-    # Lengths like IMDB's: median about 170 words, with a tail that runs past 512 tokens.
-    n_neutral = lognormal_int(rng, median=13, sigma=0.7, low=1, high=90)
+    # Lengths like IMDB's: median about 150 words, with a tail that runs past 512 tokens.
+    n_neutral = lognormal_int(rng, median=10, sigma=0.8, low=1, high=90)
     sentences = [s for s, _ in cues] + distinct(rng, lambda r: neutral_sentence(r, title), n_neutral)
     rng.shuffle(sentences)
     if n_other and rng.random() < 0.6:

@@ -107,3 +107,17 @@ def test_smoke_needs_nothing_from_the_hub():
 def test_c4_shard_names_follow_the_hub_layout():
     assert c4_shard_patterns(2) == ("en/c4-train.00000-of-01024.json.gz", "en/c4-train.00001-of-01024.json.gz",
                                     "en/c4-validation.00000-of-00008.json.gz")
+
+
+def test_notebook_00_stops_with_a_clear_message_when_a_gpu_is_required_but_absent(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        import pytest
+        pytest.skip("this machine has a GPU")
+    proc = subprocess.run([sys.executable, "-m", "course_utils.cli", "run", "--only", "00",
+                           "--output-dir", str(tmp_path)], env=guarded_env(tmp_path / "net.log", REQUIRE_GPU="1"),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1
+    assert "FAILED 00_gpu_check" in proc.stderr and "NoGPUError: No CUDA GPU is visible" in proc.stderr
+    assert "COURSE_PROFILE=smoke" in proc.stderr

@@ -1,0 +1,95 @@
+"""The launchable fine-tune: config, precision rules, TensorBoard events, save/reload, CLI."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from course_utils.finetune import FinetuneConfig, build_trainer, resolve_precision, save, target_length, train
+from course_utils.models import load_seq2seq_model, load_tokenizer
+from course_utils.paths import data_dir
+from course_utils.profiles import get_profile
+from course_utils.sentiment import classify, prepare_imdb, tokenize_for_seq2seq
+from course_utils.data import load_imdb
+
+SMALL = "standin:t5-small"
+
+
+def test_fp16_is_refused_and_auto_means_fp32_on_a_cpu():
+    with pytest.raises(ValueError, match="overflow"):
+        resolve_precision("fp16")
+    with pytest.raises(ValueError, match="'auto', 'bf16' or 'fp32'"):
+        resolve_precision("half")
+    import torch
+    if not torch.cuda.is_available():
+        assert resolve_precision("auto") == "fp32"
+
+
+def test_target_length_fits_the_longest_label_word():
+    tok = load_tokenizer(SMALL)
+    assert target_length(tok) == max(len(tok("negative").input_ids), len(tok("positive").input_ids))
+
+
+@pytest.fixture(scope="module")
+def short_run(tmp_path_factory):
+    """A few steps of the real recipe on 48 reviews."""
+    config = FinetuneConfig(model_name=SMALL, data_path=str(data_dir() / "imdb"),
+                            output_dir=str(tmp_path_factory.mktemp("ft")), num_train_epochs=1,
+                            per_device_batch_size=16, logging_steps=1, max_train_rows=48,
+                            max_eval_rows=16, attn_implementation="eager")
+    splits, _ = prepare_imdb(load_imdb(get_profile().imdb), config.max_train_rows, config.max_eval_rows)
+    tok = load_tokenizer(SMALL)
+    train_set = tokenize_for_seq2seq(splits["train"], tok, config.task_prefix, 512, target_length(tok))
+    trainer = build_trainer(config, load_seq2seq_model(SMALL, attn_implementation="eager"), tok, train_set)
+    return config, trainer, train(trainer), tok, splits
+
+
+def test_training_logs_every_step_and_uses_v5_arguments(short_run):
+    config, trainer, result, _, _ = short_run
+    assert result.steps == 3 and len([r for r in result.log_history if "loss" in r]) == 3
+    assert trainer.args.optim == "adamw_torch" and trainer.args.fp16 is False
+    assert trainer.args.train_sampling_strategy == "group_by_length"
+    assert trainer.processing_class is not None
+
+
+def test_tensorboard_events_appear_where_the_config_says(short_run):
+    config, _, _, _, _ = short_run
+    events = list(config.tensorboard_dir.glob("events.out.tfevents.*"))
+    assert events, f"no event files in {config.tensorboard_dir}"
+    accumulator = EventAccumulator(str(config.tensorboard_dir))
+    accumulator.Reload()
+    assert len(accumulator.Scalars("train/loss")) == 3
+
+
+def test_saved_model_reloads_from_disk_and_classifies(short_run):
+    config, trainer, _, tok, splits = short_run
+    model_dir = save(trainer, tok, config.model_dir)
+    assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in model_dir.iterdir()}
+    assert (Path(config.output_dir) / "trainer_state.json").exists()
+    reloaded = load_seq2seq_model(str(model_dir))
+    answers = classify(reloaded, load_tokenizer(str(model_dir)), splits["test"]["text"], config.task_prefix,
+                       512, target_length(tok), batch_size=5)
+    assert len(answers) == 16 and set(answers) <= {"positive", "negative", "unknown"}
+
+
+def test_command_line_runs_the_whole_recipe(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "course_utils.finetune", "--model-name", SMALL,
+                           "--data-path", str(data_dir() / "imdb"), "--output-dir", str(tmp_path),
+                           "--num-train-epochs", "1", "--max-train-rows", "32", "--max-eval-rows", "8",
+                           "--attn-implementation", "eager"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    figures = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert figures["steps"] == 2 and 0.0 <= figures["accuracy"] <= 1.0
+    assert "left out: 300 rows (unsupervised split" in proc.stdout
+    assert (tmp_path / "model" / "config.json").exists()
+
+
+def test_command_line_help_lists_the_config_fields():
+    out = subprocess.run([sys.executable, "-m", "course_utils.finetune", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0
+    for flag in ("--model-name", "--per-device-batch-size", "--deepspeed", "--max-source-length"):
+        assert flag in out.stdout

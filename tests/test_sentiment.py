@@ -1,0 +1,84 @@
+"""Lesson 01's data handling: checked rows, counted drops, label words, no padding, scoring."""
+
+import pytest
+from datasets import ClassLabel, Dataset, DatasetDict, Features, Value
+
+from course_utils.models import load_tokenizer
+from course_utils.sentiment import (LABEL_WORDS, UNKNOWN, accuracy_report, check_imdb_split, prepare_imdb,
+                                    to_label_word, tokenize_for_seq2seq, truncated_count)
+
+
+def imdb(train_rows, test_rows=None, unsupervised=3):
+    features = Features({"text": Value("string"), "label": ClassLabel(names=["neg", "pos"])})
+
+    def split(rows):
+        return Dataset.from_dict({"text": [r[0] for r in rows], "label": [r[1] for r in rows]}, features=features)
+
+    test_rows = test_rows or [("fine", 1), ("bad", 0)]
+    return DatasetDict(train=split(train_rows), test=split(test_rows),
+                       unsupervised=split([("unlabelled", -1)] * unsupervised))
+
+
+GOOD = [("a superb film", 1), ("a dull film", 0), ("not bad at all", 1), ("awful", 0)]
+
+
+def test_prepare_adds_label_words_and_counts_what_it_leaves_out():
+    splits, dropped = prepare_imdb(imdb(GOOD), max_train_rows=3, seed=0)
+    assert list(splits) == ["train", "test"] and len(splits["train"]) == 3
+    assert all(LABEL_WORDS[r["label"]] == r["label_text"] for r in splits["train"])
+    assert dropped == {"unsupervised split (label -1, no answer)": 3,
+                       "train rows beyond max_train_rows": 1, "test rows beyond max_eval_rows": 0}
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([("ok", 1), ("   ", 0)], "row 1: 'text' must be a non-empty string"),
+    ([("ok", 1), ("fine", -1)], "row 1: 'label' is -1"),
+])
+def test_bad_rows_are_named(rows, message):
+    with pytest.raises(ValueError, match=message):
+        prepare_imdb(imdb(rows))
+
+
+def test_label_outside_0_1_and_non_string_text_are_named():
+    split = Dataset.from_dict({"text": ["good", None, "x"], "label": [1, 0, 7]})
+    with pytest.raises(ValueError, match=r"'train', row 1: 'text' must be a non-empty string, got None"):
+        check_imdb_split(split, "train")
+    split = Dataset.from_dict({"text": ["good", "bad", "x"], "label": [1, 0, 7]})
+    with pytest.raises(ValueError, match=r"row 2: 'label' is 7; expected 0 \(negative\) or 1"):
+        check_imdb_split(split, "train")
+
+
+def test_missing_column_or_split_is_named():
+    with pytest.raises(ValueError, match=r"no column\(s\) \['label'\]"):
+        check_imdb_split(Dataset.from_dict({"text": ["a"]}), "test")
+    with pytest.raises(ValueError, match="no 'test' split"):
+        prepare_imdb(DatasetDict(train=Dataset.from_dict({"text": ["a"], "label": [1]})))
+
+
+def test_tokenizing_truncates_but_does_not_pad():
+    tok = load_tokenizer("standin:t5-small")
+    splits, _ = prepare_imdb(imdb(GOOD + [("word " * 600, 1)]))
+    tokenized = tokenize_for_seq2seq(splits["train"], tok, "sst2 sentence: ", 64, 8)
+    lengths = [len(r["input_ids"]) for r in tokenized]
+    assert len(set(lengths)) > 1 and max(lengths) == 64          # truncated, not padded
+    assert tok.pad_token_id not in tokenized[0]["input_ids"]
+    assert tok.decode(tokenized[0]["labels"], skip_special_tokens=True) == splits["train"][0]["label_text"]
+    assert truncated_count(splits["train"], tok, "sst2 sentence: ", 64) == 1
+
+
+@pytest.mark.parametrize("answer, word", [("positive", "positive"), (" Negative.", "negative"),
+                                          ("positively", UNKNOWN), ("", UNKNOWN), ("neutral", UNKNOWN)])
+def test_answers_map_to_label_words_or_unknown(answer, word):
+    assert to_label_word(answer) == word
+
+
+def test_accuracy_counts_unknown_as_wrong_and_fills_the_confusion_matrix():
+    report = accuracy_report(["positive", "unknown", "negative", "positive"],
+                             ["positive", "positive", "negative", "negative"])
+    assert report.accuracy == 0.5 and report.unknown == 1
+    assert report.confusion == {"negative": {"negative": 1, "positive": 1, "unknown": 0},
+                                "positive": {"negative": 0, "positive": 1, "unknown": 1}}
+    frame = report.confusion_frame()
+    assert list(frame.columns) == ["negative", "positive", "unknown"] and frame.loc["positive", "unknown"] == 1
+    with pytest.raises(ValueError, match="2 predictions for 1 answers"):
+        accuracy_report(["positive", "negative"], ["positive"])
