@@ -33,7 +33,7 @@ from transformers.trainer_pt_utils import LengthGroupedSampler  # noqa: E402
 from course_utils.data import load_imdb  # noqa: E402
 from course_utils.models import load_tokenizer  # noqa: E402
 from course_utils.profiles import get_profile  # noqa: E402
-from course_utils.sentiment import prepare_imdb, tokenize_for_seq2seq  # noqa: E402
+from course_utils.sentiment import prepare_imdb, token_lengths, tokenize_for_seq2seq  # noqa: E402
 
 PREFIX = "sst2 sentence: "
 # t5-small's published config (60M parameters); the vocabulary covers the stand-in tokenizer's ids.
@@ -94,7 +94,7 @@ def main() -> None:
     tokenizer = load_tokenizer("standin:t5-small")
     splits, _ = prepare_imdb(load_imdb(get_profile("smoke").imdb))
     train = splits["train"]
-    lengths = [len(ids) for ids in tokenizer([PREFIX + t for t in train["text"]])["input_ids"]]
+    lengths = token_lengths(train["text"], tokenizer, PREFIX)
     print(f"data: {len(train)} reviews, tokens per review median {statistics.median(lengths):.0f}, "
           f"mean {statistics.mean(lengths):.0f}, {sum(n > 512 for n in lengths) / len(lengths):.1%} past 512")
     model_for_collator = T5ForConditionalGeneration(T5Config(**T5_SMALL))

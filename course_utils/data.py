@@ -56,6 +56,19 @@ def check_columns(columns: list[str], features, where: str) -> None:
                          f"{extra or 'none'}; expected exactly {list(features)}.")
 
 
+def check_class_labels(split, features, where: str) -> None:
+    """Fail, naming the row, when a label column holds a value its ClassLabel cannot (-1 = no label)."""
+    from datasets import ClassLabel
+
+    for name, feature in features.items():
+        if isinstance(feature, ClassLabel):
+            allowed = range(-1, feature.num_classes)
+            for row, value in enumerate(split[name]):
+                if value not in allowed:
+                    raise ValueError(f"{where}, row {row}: {name!r} is {value!r}; expected one of "
+                                     f"{list(allowed)} ({', '.join(feature.names)}, or -1 for none).")
+
+
 def iter_jsonl(paths: list[str], columns: tuple[str, ...]):
     """Rows of JSON Lines files, each checked for exactly ``columns`` (the error names file and line)."""
     for path in paths:
@@ -81,6 +94,7 @@ def _load_local(folder: Path, features, streaming: bool):
     for split, path in files.items():
         raw = Dataset.from_json(path)  # untyped first, so a wrong file gives our message
         check_columns(raw.column_names, features, path)
+        check_class_labels(raw, features, path)
         splits[split] = raw.cast(features)
     return DatasetDict(splits)
 

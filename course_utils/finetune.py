@@ -176,8 +176,10 @@ def run(config: FinetuneConfig, echo=print) -> dict:
     result = train(trainer)
     figures = {"train_loss": result.train_loss, "final_loss": result.final_loss,
                "train_seconds": result.train_seconds, "steps": result.steps}
+    # Every process saves: under ZeRO-3 the sharded weights are gathered collectively, and the
+    # Trainer itself lets only the main process write.
+    save(trainer, tokenizer, config.model_dir)
     if trainer.is_world_process_zero():
-        save(trainer, tokenizer, config.model_dir)
         reloaded = load_seq2seq_model(str(config.model_dir), **load_options(config))
         answers = classify(reloaded, load_tokenizer(str(config.model_dir)), splits["test"]["text"],
                            config.task_prefix, config.max_source_length, target_length(tokenizer),
@@ -187,6 +189,14 @@ def run(config: FinetuneConfig, echo=print) -> dict:
     return figures
 
 
+def _boolean(text: str) -> bool:
+    if text.lower() in ("1", "true", "yes"):
+        return True
+    if text.lower() in ("0", "false", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m course_utils.finetune",
                                      description="Fine-tune T5 on IMDB sentiment (text-to-text).")
@@ -194,8 +204,7 @@ def _parser() -> argparse.ArgumentParser:
         kind = {"int | None": int, "str | None": str, "float": float, "int": int, "bool": None}.get(str(f.type), str)
         flag = "--" + f.name.replace("_", "-")
         if kind is None:
-            parser.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), default=f.default,
-                                help=f"true or false (default: {f.default})")
+            parser.add_argument(flag, type=_boolean, default=f.default, help=f"true or false (default: {f.default})")
         else:
             parser.add_argument(flag, type=kind, default=f.default, help=f"(default: {f.default})")
     parser.add_argument("--local_rank", "--local-rank", type=int, default=-1,

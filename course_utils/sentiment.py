@@ -25,7 +25,7 @@ def check_imdb_split(split, name: str) -> None:
     missing = [c for c in COLUMNS if c not in split.column_names]
     if missing:
         raise ValueError(f"IMDB split {name!r} has no column(s) {missing}; found {split.column_names}.")
-    for row, (text, label) in enumerate(zip(split["text"], split["label"])):
+    for row, (text, label) in enumerate(zip(split["text"], split["label"], strict=True)):
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"IMDB split {name!r}, row {row}: 'text' must be a non-empty string, got {text!r}.")
         if label not in (0, 1):
@@ -79,10 +79,15 @@ def tokenize_for_seq2seq(split, tokenizer, prefix: str, max_source_length: int, 
     return split.map(encode, batched=True, remove_columns=split.column_names, desc="tokenize")
 
 
-def truncated_count(split, tokenizer, prefix: str, max_source_length: int) -> int:
+def token_lengths(texts: Sequence[str], tokenizer, prefix: str) -> list[int]:
+    """Tokens per text with the prefix and </s>, before any truncation."""
+    # verbose=False: measuring texts longer than the model's limit is the point here.
+    return [len(ids) for ids in tokenizer([prefix + t for t in texts], verbose=False)["input_ids"]]
+
+
+def truncated_count(texts: Sequence[str], tokenizer, prefix: str, max_source_length: int) -> int:
     """How many texts are longer than ``max_source_length`` tokens (and so lose their end)."""
-    lengths = [len(ids) for ids in tokenizer([prefix + t for t in split["text"]])["input_ids"]]
-    return sum(n > max_source_length for n in lengths)
+    return sum(n > max_source_length for n in token_lengths(texts, tokenizer, prefix))
 
 
 def to_label_word(answer: str) -> str:
@@ -113,7 +118,7 @@ def generate_answers(model, tokenizer, texts: Sequence[str], prefix: str, max_so
                           truncation=True, padding=True, return_tensors="pt").to(device)
         with torch.no_grad():
             output = model.generate(**batch, generation_config=generation)  # (batch, answer_len)
-        for i, text in zip(index, tokenizer.batch_decode(output, skip_special_tokens=True)):
+        for i, text in zip(index, tokenizer.batch_decode(output, skip_special_tokens=True), strict=True):
             answers[i] = text
     return answers
 
@@ -148,7 +153,7 @@ def accuracy_report(predicted: Sequence[str], truth: Sequence[str]) -> AccuracyR
     if not truth:
         raise ValueError("No answers to score against.")
     confusion = {t: {p: 0 for p in (*LABEL_WORDS, UNKNOWN)} for t in LABEL_WORDS}
-    for p, t in zip(predicted, truth):
+    for p, t in zip(predicted, truth, strict=True):
         confusion[t][p] += 1
-    correct = sum(p == t for p, t in zip(predicted, truth))
+    correct = sum(p == t for p, t in zip(predicted, truth, strict=True))
     return AccuracyReport(correct / len(truth), confusion, sum(p == UNKNOWN for p in predicted))

@@ -272,9 +272,9 @@ def council_story(rng: random.Random) -> tuple[list[str], list[str]]:
         "and promised to keep pushing for changes.",
         f"The debate lasted more than {rng.randint(3, 9)} hours and drew a crowd of residents, "
         f"some holding signs about {pick(rng, PURPOSES)}.",
-        f"Last year's budget was smaller, and several projects were delayed after costs rose.",
-        f"The spending plan now goes to the regional government for a final review, "
-        f"which is expected by the end of the month.",
+        "Last year's budget was smaller, and several projects were delayed after costs rose.",
+        "The spending plan now goes to the regional government for a final review, "
+        "which is expected by the end of the month.",
     ]
     highlights = [
         f"{city} council backs {amount} budget in {yes}-{no} vote.",
@@ -296,14 +296,14 @@ def storm_story(rng: random.Random) -> tuple[list[str], list[str]]:
         f"Forecaster {expert} said the storm had strengthened quickly over warm water. "
         f"'We expect the wind to ease by tomorrow morning, but the rain will continue,' "
         f"{expert.split()[0]} said.",
-        f"Schools in the area were closed and ferry services were cancelled until further notice.",
-        f"Repair crews from neighbouring regions have been sent to help restore power, "
-        f"a job that could take several days.",
+        "Schools in the area were closed and ferry services were cancelled until further notice.",
+        "Repair crews from neighbouring regions have been sent to help restore power, "
+        "a job that could take several days.",
     ]
     highlights = [
         f"Storm hits coast near {region} with winds of {speed} km/h.",
         f"Some {homes:,} homes lose power and {injured} people are hurt.",
-        f"Schools shut and ferries cancelled as repair crews move in.",
+        "Schools shut and ferries cancelled as repair crews move in.",
     ]
     return paragraphs, highlights
 
@@ -346,12 +346,12 @@ def recall_story(rng: random.Random) -> tuple[list[str], list[str]]:
         f"for a free repair or a full refund.",
         f"Spokesperson {spokesperson} said safety was 'our first priority' and apologised for "
         f"the inconvenience.",
-        f"The affected models were sold in shops and online over the past two years.",
+        "The affected models were sold in shops and online over the past two years.",
     ]
     highlights = [
         f"{company} recalls {units:,} {product}.",
         f"The products {defect}; {reports} problems reported so far.",
-        f"Owners should stop using them and ask for a refund or repair.",
+        "Owners should stop using them and ask for a refund or repair.",
     ]
     return paragraphs, highlights
 
@@ -366,9 +366,9 @@ def science_story(rng: random.Random) -> tuple[list[str], list[str]]:
         f"The team, led by {lead}, spent {years} years on the project before the find was confirmed.",
         f"What surprised them most was {detail}. 'We had to check our results three times,' "
         f"{lead.split()[0]} said.",
-        f"Other scientists called the work careful but said more study was needed "
-        f"before firm conclusions could be drawn.",
-        f"The group now plans a second expedition next year.",
+        "Other scientists called the work careful but said more study was needed "
+        "before firm conclusions could be drawn.",
+        "The group now plans a second expedition next year.",
     ]
     highlights = [
         f"Team from {uni} reports {finding} {where}.",

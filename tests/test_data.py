@@ -5,7 +5,6 @@ import re
 import statistics
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -114,3 +113,10 @@ def test_loading_local_data_makes_no_network_request(netguard_log):
     load_imdb(SMOKE.imdb)
     next(iter(load_c4(SMOKE.c4)["train"]))
     assert netguard_log.read_text() == before
+
+
+def test_a_label_outside_the_class_labels_is_named_with_its_row(tmp_path):
+    rows = [{"text": "fine", "label": 1}, {"text": "odd", "label": 7}]
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(ValueError, match=r"train.jsonl, row 1: 'label' is 7; expected one of \[-1, 0, 1\]"):
+        load_imdb(DataSource(str(tmp_path)))

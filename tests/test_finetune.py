@@ -93,3 +93,9 @@ def test_command_line_help_lists_the_config_fields():
     assert out.returncode == 0
     for flag in ("--model-name", "--per-device-batch-size", "--deepspeed", "--max-source-length"):
         assert flag in out.stdout
+
+
+def test_command_line_refuses_a_bad_boolean():
+    out = subprocess.run([sys.executable, "-m", "course_utils.finetune", "--group-by-length", "maybe"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "expected true or false, got 'maybe'" in out.stderr

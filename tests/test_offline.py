@@ -1,7 +1,6 @@
 """Offline behaviour: smoke never touches the network; full offline says what is missing and stops."""
 
 import json
-import os
 import subprocess
 import sys
 import time

@@ -63,7 +63,7 @@ def test_tokenizing_truncates_but_does_not_pad():
     assert len(set(lengths)) > 1 and max(lengths) == 64          # truncated, not padded
     assert tok.pad_token_id not in tokenized[0]["input_ids"]
     assert tok.decode(tokenized[0]["labels"], skip_special_tokens=True) == splits["train"][0]["label_text"]
-    assert truncated_count(splits["train"], tok, "sst2 sentence: ", 64) == 1
+    assert truncated_count(splits["train"]["text"], tok, "sst2 sentence: ", 64) == 1
 
 
 @pytest.mark.parametrize("answer, word", [("positive", "positive"), (" Negative.", "negative"),
