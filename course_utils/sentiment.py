@@ -11,7 +11,6 @@ T5 answers in words, so the task is "review in, word out": label 0 becomes "nega
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -70,13 +69,9 @@ def prepare_imdb(imdb, max_train_rows: int | None = None, max_eval_rows: int | N
 
 def tokenize_for_seq2seq(split, tokenizer, prefix: str, max_source_length: int, max_target_length: int):
     """input_ids / attention_mask / labels, truncated but NOT padded: the collator pads each batch."""
+    from .generation import tokenize_pairs
 
-    def encode(batch):
-        return tokenizer([prefix + t for t in batch["text"]], text_target=batch["label_text"],
-                         max_length=max_source_length, max_target_length=max_target_length,
-                         truncation=True)
-
-    return split.map(encode, batched=True, remove_columns=split.column_names, desc="tokenize")
+    return tokenize_pairs(split, tokenizer, "text", "label_text", prefix, max_source_length, max_target_length)
 
 
 def token_lengths(texts: Sequence[str], tokenizer, prefix: str) -> list[int]:
@@ -98,29 +93,23 @@ def to_label_word(answer: str) -> str:
 
 def generate_answers(model, tokenizer, texts: Sequence[str], prefix: str, max_source_length: int,
                      max_new_tokens: int, batch_size: int = 32, progress: bool = False) -> list[str]:
-    """The model's greedy answer to each text, decoded, in the input order.
-
-    Texts are batched by length (longest first) so each batch pads little; one ``generate``
-    call per batch, settings passed through a GenerationConfig (the transformers 5 way).
-    """
+    """The model's greedy answer to each text, decoded, in the input order (one generate per batch)."""
     import torch
-    from tqdm.auto import tqdm
 
-    generation = copy.deepcopy(model.generation_config)
-    generation.update(max_new_tokens=max_new_tokens, do_sample=False, num_beams=1)
-    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-    answers: list[str] = [""] * len(texts)
+    from .generation import generate_in_order, generation_settings
+
+    generation = generation_settings(model, max_new_tokens=max_new_tokens, do_sample=False, num_beams=1)
     device = next(model.parameters()).device
     model.eval()
-    for start in tqdm(range(0, len(order), batch_size), desc="generate", disable=not progress):
-        index = order[start:start + batch_size]
-        batch = tokenizer([prefix + texts[i] for i in index], max_length=max_source_length,
+
+    def run_batch(batch_texts: list[str]) -> list[str]:
+        batch = tokenizer([prefix + t for t in batch_texts], max_length=max_source_length,
                           truncation=True, padding=True, return_tensors="pt").to(device)
         with torch.no_grad():
             output = model.generate(**batch, generation_config=generation)  # (batch, answer_len)
-        for i, text in zip(index, tokenizer.batch_decode(output, skip_special_tokens=True), strict=True):
-            answers[i] = text
-    return answers
+        return tokenizer.batch_decode(output, skip_special_tokens=True)
+
+    return generate_in_order(texts, batch_size, run_batch, progress)
 
 
 def classify(model, tokenizer, texts: Sequence[str], prefix: str, max_source_length: int,
