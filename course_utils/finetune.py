@@ -170,8 +170,9 @@ def run(config: FinetuneConfig, echo=print) -> dict:
         echo(f"left out: {count} rows ({reason})")
     tokenizer = load_tokenizer(config.model_name)
     model = load_seq2seq_model(config.model_name, **load_options(config))
+    answer_length = target_length(tokenizer)  # training targets and generated answers alike
     train_set = tokenize_for_seq2seq(splits["train"], tokenizer, config.task_prefix,
-                                     config.max_source_length, target_length(tokenizer))
+                                     config.max_source_length, answer_length)
     trainer = build_trainer(config, model, tokenizer, train_set)
     result = train(trainer)
     figures = {"train_loss": result.train_loss, "final_loss": result.final_loss,
@@ -182,7 +183,7 @@ def run(config: FinetuneConfig, echo=print) -> dict:
     if trainer.is_world_process_zero():
         reloaded = load_seq2seq_model(str(config.model_dir), **load_options(config))
         answers = classify(reloaded, load_tokenizer(str(config.model_dir)), splits["test"]["text"],
-                           config.task_prefix, config.max_source_length, target_length(tokenizer),
+                           config.task_prefix, config.max_source_length, answer_length,
                            config.eval_batch_size)
         report = accuracy_report(answers, splits["test"]["label_text"])
         figures.update(accuracy=report.accuracy, unknown_answers=report.unknown)

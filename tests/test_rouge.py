@@ -32,7 +32,7 @@ def corpus() -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("use_stemmer", [True, False])
 def test_rust_backend_equals_rouge_score_exactly(use_stemmer):
-    predictions, references = zip(*corpus())
+    predictions, references = zip(*corpus(), strict=True)
     fast = score_pairs(predictions, references, use_stemmer=use_stemmer, backend="rust")
     reference = score_pairs(predictions, references, use_stemmer=use_stemmer, backend="python")
     mismatches = [(row, kind) for row, (a, b) in enumerate(zip(fast, reference, strict=True))
@@ -101,7 +101,7 @@ def test_evaluate_loads_the_shipped_metric_by_path_and_is_deterministic(netguard
 
     before = netguard_log.read_text()
     rouge = evaluate.load(rouge_metric_path())
-    predictions, references = zip(*corpus()[12:60])
+    predictions, references = zip(*corpus()[12:60], strict=True)
     first = rouge.compute(predictions=list(predictions), references=list(references))
     second = rouge.compute(predictions=list(predictions), references=list(references))
     assert first == second == aggregate(score_pairs(predictions, references))
