@@ -31,6 +31,6 @@ def output_dir(profile_name: str, override: str | os.PathLike | None = None) -> 
 
 
 def cache_dir(override: str | os.PathLike | None = None) -> Path:
-    """Where stand-in models are built once and reused (COURSE_CACHE_DIR, else ``.cache/``)."""
+    """Where stand-ins are built and warm-ups kept, for reuse (COURSE_CACHE_DIR, else ``.cache/``)."""
     chosen = override or os.environ.get("COURSE_CACHE_DIR")
     return Path(chosen).resolve() if chosen else repo_root() / ".cache"

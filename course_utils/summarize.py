@@ -4,6 +4,7 @@
     gpt2_summaries = summarize_gpt2(model, tokenizer, articles, max_new_tokens=64, no_repeat_ngram_size=3)
     baseline = [lead_sentences(a, 3) for a in articles]
     release_memory()                       # after `del model`: garbage-collect, empty the CUDA cache
+    prepared = prepare_summarizer("standin:t5-small", WarmUp(4, 5e-3), cnn["train"], cache_dir())
 
 Every summary comes back with one sentence per line, ready for rougeLsum.
 """
@@ -11,9 +12,15 @@ Every summary comes back with one sentence per line, ready for rougeLsum.
 from __future__ import annotations
 
 import gc
+import hashlib
+import json
+import os
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 from .generation import generate_in_order, generation_settings
+from .profiles import WarmUp
 from .rouge import newline_sentences, split_sentences
 
 T5_PREFIX = "summarize: "
@@ -103,31 +110,97 @@ def repeated_ngram_share(text: str, n: int = 3) -> float:
     return 1 - len(set(grams)) / len(grams) if grams else 0.0
 
 
-def train_summarizer(model_name: str, train_split, output_dir: str, num_train_epochs: float,
-                     learning_rate: float, max_target_length: int = 64, per_device_batch_size: int = 16,
-                     attn_implementation: str | None = None) -> str:
-    """Fine-tune ``model_name`` on (article -> highlights) with lesson 01's trainer; return the saved path.
+@dataclass(frozen=True)
+class PreparedSummarizer:
+    """The model a lesson scores, and what its warm-up (if any) cost."""
 
-    The smoke profile uses this to give its random-weight stand-ins a few epochs on the shipped
-    training articles, so their summaries are worth scoring. A finished run is reused: the
-    folder holds ``model/config.json`` once training has completed.
+    model_path: str                # Hub id, local folder or standin:<name>; a cache folder after a warm-up
+    warmup: WarmUp | None          # None: the model is scored as it was loaded
+    train_seconds: float = 0.0     # measured when the warm-up ran (kept from then when it is reused)
+    final_loss: float | None = None
+    reused: bool = False           # True: a finished warm-up with the same settings was found in the cache
+
+
+def warmup_key(model_name: str, warmup: WarmUp, train_split, max_target_length: int, seed: int) -> str:
+    """A short hash of everything a warm-up's result depends on, the training text included."""
+    digest = hashlib.sha256()
+    for part in (model_name, warmup, max_target_length, seed):
+        digest.update(repr(part).encode())
+    for article, highlights in zip(train_split["article"], train_split["highlights"], strict=True):
+        digest.update(article.encode())
+        digest.update(highlights.encode())
+    return digest.hexdigest()[:16]
+
+
+def prepare_summarizer(model_name: str, warmup: WarmUp | None, train_split, cache: str | os.PathLike,
+                       max_target_length: int = 64, seed: int = 42, attn_implementation: str | None = None) -> PreparedSummarizer:
+    """``model_name`` as it is (``warmup`` None), or fine-tuned on (article -> highlights) first.
+
+    The smoke profile warms its random-weight stand-ins up this way, with lesson 01's trainer,
+    so their summaries are worth scoring. The result is cached under
+    ``cache/summarizers/<name>-<key>`` and reused when every setting and the training text
+    match; a folder counts only once ``warmup.json`` has been written after the model.
     """
-    from pathlib import Path
+    if warmup is None:
+        return PreparedSummarizer(model_name, None)
+    key = warmup_key(model_name, warmup, train_split, max_target_length, seed)
+    folder = Path(cache) / "summarizers" / f"{model_name.replace('/', '_').replace(':', '_')}-{key}"
+    record = folder / "warmup.json"
+    if record.exists():
+        figures = json.loads(record.read_text())
+        return PreparedSummarizer(str(folder / "model"), warmup, figures["train_seconds"],
+                                  figures["final_loss"], reused=True)
+    result = _warm_up(model_name, warmup, train_split, folder, max_target_length, seed, attn_implementation)
+    record.write_text(json.dumps({"train_seconds": result.train_seconds, "final_loss": result.final_loss}))
+    return PreparedSummarizer(str(folder / "model"), warmup, result.train_seconds, result.final_loss)
 
-    from .finetune import FinetuneConfig, build_trainer, load_options, save, train
+
+def language_model_blocks(texts: Sequence[str], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
+    """Texts joined with end-of-text tokens and cut into full blocks: the usual causal-LM batches.
+
+    The last, partial block is dropped (fewer than ``block_size`` tokens of the whole stream).
+    """
+    stream = [token for text in texts for token in tokenizer(text, verbose=False).input_ids + [tokenizer.eos_token_id]]
+    blocks = [stream[i:i + block_size] for i in range(0, len(stream) - block_size + 1, block_size)]
+    return {"input_ids": blocks, "labels": [list(b) for b in blocks]}
+
+
+def _training_set(objective: str, train_split, tokenizer, max_target_length: int):
+    from datasets import Dataset
+
     from .generation import tokenize_pairs
-    from .models import load_seq2seq_model, load_tokenizer
 
-    config = FinetuneConfig(model_name=model_name, output_dir=output_dir, num_train_epochs=num_train_epochs,
-                            learning_rate=learning_rate, per_device_batch_size=per_device_batch_size,
-                            logging_steps=10, attn_implementation=attn_implementation)
-    if (Path(config.model_dir) / "config.json").exists():
-        return str(config.model_dir)
+    if objective == "language_model":  # WarmUp has checked that it is one of the two
+        return Dataset.from_dict(language_model_blocks(train_split["article"], tokenizer, block_size=256))
+    return tokenize_pairs(train_split, tokenizer, "article", "highlights", T5_PREFIX,
+                          tokenizer.model_max_length, max_target_length)
+
+
+def _warm_up(model_name, warmup, train_split, folder, max_target_length, seed, attn_implementation):
+    from .finetune import FinetuneConfig, build_trainer, load_options, save, train
+    from .models import load_causal_lm, load_seq2seq_model, load_tokenizer
+
+    config = FinetuneConfig(model_name=model_name, output_dir=str(folder),
+                            num_train_epochs=warmup.num_train_epochs, learning_rate=warmup.learning_rate,
+                            per_device_batch_size=warmup.per_device_batch_size, seed=seed, logging_steps=10,
+                            attn_implementation=attn_implementation)
     tokenizer = load_tokenizer(model_name)
-    model = load_seq2seq_model(model_name, **load_options(config))
-    pairs = tokenize_pairs(train_split, tokenizer, "article", "highlights", T5_PREFIX,
-                           tokenizer.model_max_length, max_target_length)
-    trainer = build_trainer(config, model, tokenizer, pairs)
-    train(trainer)
+    training_set = _training_set(warmup.objective, train_split, tokenizer, max_target_length)
+    if warmup.objective == "language_model":
+        tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token  # the collator asks; blocks are full
+    loader = load_causal_lm if warmup.objective == "language_model" else load_seq2seq_model
+    model = loader(model_name, **load_options(config))
+    trainer = build_trainer(config, model, tokenizer, training_set)
+    result = train(trainer)
     save(trainer, tokenizer, config.model_dir)
-    return str(config.model_dir)
+    return result
+
+
+def summary_figures(summaries: Sequence[str], references: Sequence[str]) -> dict[str, float]:
+    """Mean ROUGE F (four types, stemmed), mean length in words and mean repeated-trigram share."""
+    from .rouge import aggregate, score_pairs
+
+    figures = aggregate(score_pairs(summaries, references))
+    figures["words"] = sum(len(s.split()) for s in summaries) / len(summaries)
+    figures["repeated_trigrams"] = sum(repeated_ngram_share(s) for s in summaries) / len(summaries)
+    return figures

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from course_utils import data, hardware, metrics, models, standins
-from course_utils.profiles import MODEL_ROLES, DataSource, get_profile
+from course_utils.profiles import MODEL_ROLES, DataSource, WarmUp, get_profile
 
 
 def test_smoke_is_offline_cpu_with_standins_and_shipped_data():
@@ -47,3 +47,20 @@ def test_library_functions_take_no_profile_flag(module):
             continue
         params = set(inspect.signature(func).parameters)
         assert not params & {"profile", "profile_name", "smoke", "is_smoke", "full"}, f"{module.__name__}.{name}"
+
+
+def test_lesson_03_scores_100_articles_in_full_and_warms_up_only_the_smoke_standins():
+    smoke, full = get_profile("smoke"), get_profile("full")
+    assert full.summary_test_rows == 100 and full.summary_warmups == {}
+    assert smoke.summary_test_rows is None  # all 50 shipped test articles
+    assert set(smoke.summary_warmups) == {"t5_small", "t5_base", "gpt2"}
+    assert smoke.summary_warmups["gpt2"].objective == "language_model"  # GPT-2 never sees a summary
+    assert {w.objective for r, w in smoke.summary_warmups.items() if r != "gpt2"} == {"summarize"}
+    assert smoke.summary_max_new_tokens == full.summary_max_new_tokens
+
+
+def test_a_bad_warmup_is_refused_with_the_setting_named():
+    with pytest.raises(ValueError, match="objective"):
+        WarmUp(1.0, 1e-3, objective="classify")
+    with pytest.raises(ValueError, match="positive"):
+        WarmUp(0.0, 1e-3)

@@ -1,10 +1,16 @@
 """Summarizers: prompt budgets, prompt cut by position, order kept, Lead-3, loop measure."""
 
+import dataclasses
+from pathlib import Path
+
 import pytest
 
 from course_utils.generation import length_sorted_batches
 from course_utils.models import load_causal_lm, load_tokenizer
-from course_utils.summarize import TLDR, gpt2_prompt, lead_sentences, repeated_ngram_share, summarize_gpt2
+from course_utils.profiles import WarmUp
+from course_utils.summarize import (TLDR, PreparedSummarizer, gpt2_prompt, language_model_blocks, lead_sentences,
+                                    prepare_summarizer, repeated_ngram_share, summarize_gpt2, summary_figures,
+                                    warmup_key)
 
 
 def test_lead_three_takes_the_first_three_sentences_one_per_line():
@@ -37,3 +43,61 @@ def test_batches_are_longest_first_and_cover_every_index():
 def test_repeated_ngram_share_flags_loops():
     assert repeated_ngram_share("the cat sat on the mat") == 0.0
     assert repeated_ngram_share("i am here i am here i am here i am here") > 0.6
+
+
+def small_split(rows=8, text="The council met on Monday. It approved the budget."):
+    from datasets import Dataset
+
+    return Dataset.from_dict({"article": [f"{text} Row {i}." for i in range(rows)],
+                              "highlights": [f"Budget approved {i}." for i in range(rows)]})
+
+
+def test_warmup_key_changes_with_every_setting_and_with_the_training_text():
+    base = warmup_key("standin:t5-small", WarmUp(1.0, 1e-3), small_split(), 64, 42)
+    assert base == warmup_key("standin:t5-small", WarmUp(1.0, 1e-3), small_split(), 64, 42)
+    others = [warmup_key("standin:t5-base", WarmUp(1.0, 1e-3), small_split(), 64, 42),
+              warmup_key("standin:t5-small", WarmUp(2.0, 1e-3), small_split(), 64, 42),
+              warmup_key("standin:t5-small", WarmUp(1.0, 2e-3), small_split(), 64, 42),
+              warmup_key("standin:t5-small", WarmUp(1.0, 1e-3, per_device_batch_size=8), small_split(), 64, 42),
+              warmup_key("standin:t5-small", WarmUp(1.0, 1e-3), small_split(text="Other text."), 64, 42),
+              warmup_key("standin:t5-small", WarmUp(1.0, 1e-3), small_split(), 32, 42),
+              warmup_key("standin:t5-small", WarmUp(1.0, 1e-3), small_split(), 64, 7)]
+    assert len({base, *others}) == 1 + len(others)
+
+
+def test_no_warmup_scores_the_model_as_it_is(tmp_path):
+    prepared = prepare_summarizer("t5-small", None, small_split(), tmp_path)
+    assert prepared == PreparedSummarizer("t5-small", None) and not any(tmp_path.iterdir())
+
+
+def test_a_finished_warmup_is_reused_and_an_unfinished_one_is_not(tmp_path):
+    warmup = WarmUp(num_train_epochs=1.0, learning_rate=1e-3, per_device_batch_size=4)
+    first = prepare_summarizer("standin:t5-small", warmup, small_split(), tmp_path, attn_implementation="eager")
+    assert not first.reused and first.train_seconds > 0 and first.final_loss > 0
+    assert (Path(first.model_path) / "config.json").exists()
+    again = prepare_summarizer("standin:t5-small", warmup, small_split(), tmp_path, attn_implementation="eager")
+    assert again == dataclasses.replace(first, reused=True)
+    (Path(first.model_path).parent / "warmup.json").unlink()  # as if the run had stopped before the end
+    rerun = prepare_summarizer("standin:t5-small", warmup, small_split(), tmp_path, attn_implementation="eager")
+    assert not rerun.reused and rerun.model_path == first.model_path
+
+
+def test_language_model_blocks_cut_the_joined_stream_into_full_blocks():
+    tok = load_tokenizer("standin:gpt2")
+    texts = ["one two three", "four five", "six seven eight nine"]
+    stream = [t for text in texts for t in tok(text).input_ids + [tok.eos_token_id]]
+    blocks = language_model_blocks(texts, tok, block_size=4)
+    assert blocks["input_ids"] == [stream[i:i + 4] for i in range(0, len(stream) - 3, 4)]
+    assert blocks["labels"] == blocks["input_ids"] and len(stream) - 4 * len(blocks["input_ids"]) < 4
+
+
+def test_an_unknown_warmup_objective_is_named(tmp_path):
+    with pytest.raises(ValueError, match="objective.*'translate'"):
+        prepare_summarizer("standin:t5-small", WarmUp(1.0, 1e-3, objective="translate"), small_split(), tmp_path)
+
+
+def test_summary_figures_average_rouge_length_and_loops():
+    figures = summary_figures(["a b c d", "x y z x y z x y z"], ["a b c d", "x y z x y z x y z"])
+    assert all(figures[t] == 1.0 for t in ("rouge1", "rouge2", "rougeL", "rougeLsum"))
+    assert figures["words"] == (4 + 9) / 2
+    assert figures["repeated_trigrams"] == (0 + repeated_ngram_share("x y z x y z x y z")) / 2
