@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -61,6 +63,21 @@ class FinetuneConfig:
         return Path(self.output_dir) / "model"
 
 
+def lesson_config(profile, output_dir: str, **changes) -> FinetuneConfig:
+    """Lesson 01's fine-tune as ``profile`` sizes it; lesson 02 repeats it, changing only ``changes``."""
+    return dataclasses.replace(FinetuneConfig(
+        model_name=profile.models["t5_small"],
+        data_path=profile.imdb.path,
+        data_config=profile.imdb.config,
+        output_dir=output_dir,
+        num_train_epochs=profile.finetune_epochs,
+        learning_rate=profile.finetune_learning_rate,
+        max_train_rows=profile.finetune_max_train_rows,
+        max_eval_rows=profile.finetune_max_eval_rows,
+        attn_implementation=profile.attn_implementation,
+    ), **changes)
+
+
 @dataclass(frozen=True)
 class FinetuneResult:
     train_loss: float                     # mean training loss over the run (Trainer's figure)
@@ -68,6 +85,8 @@ class FinetuneResult:
     train_seconds: float
     steps: int
     log_history: list[dict]
+    peak_memory_mib: float                # see hardware.peak_memory
+    peak_memory_kind: str                 # "cuda_max_allocated" or "process_peak_rss"
 
 
 def resolve_precision(precision: str) -> str:
@@ -93,6 +112,18 @@ def load_options(config: FinetuneConfig) -> dict:
     return {"attn_implementation": config.attn_implementation} if config.attn_implementation else {}
 
 
+def checked_deepspeed_config(config: FinetuneConfig, precision: str) -> dict | None:
+    """The run's DeepSpeed config as a dict, checked against its batch sizes, processes and precision."""
+    if not config.deepspeed:
+        return None
+    from .zero import load_deepspeed_config
+
+    return load_deepspeed_config(config.deepspeed, world_size=int(os.environ.get("WORLD_SIZE", "1")),
+                                 per_device_batch_size=config.per_device_batch_size,
+                                 gradient_accumulation_steps=config.gradient_accumulation_steps,
+                                 precision=precision)
+
+
 def training_arguments(config: FinetuneConfig):
     """Seq2SeqTrainingArguments with transformers 5 names (eval_strategy, use_cpu, ...)."""
     import torch
@@ -113,12 +144,17 @@ def training_arguments(config: FinetuneConfig):
         # Without use_cpu on a CPU-only machine, torchrun's processes size "auto" DeepSpeed
         # batches as if alone, and DeepSpeed rejects the config.
         use_cpu=not torch.cuda.is_available(),
+        # Each process's loss is the mean over its own tokens, and DeepSpeed (or DDP) averages
+        # the gradients: the standard data-parallel recipe. With the default (True) and use_cpu,
+        # the Trainer multiplied every process's loss by the number of processes without
+        # gathering the token counts, so the logged loss of a 2-process run came out doubled.
+        average_tokens_across_devices=False,
         train_sampling_strategy="group_by_length" if config.group_by_length else "random",
         logging_steps=config.logging_steps,
         save_strategy="no",   # we save once, at the end, with save_model and save_state
         eval_strategy="no",   # accuracy is measured by generation, after training
         report_to="none",     # TensorBoard is attached explicitly so its folder is known
-        deepspeed=config.deepspeed,
+        deepspeed=checked_deepspeed_config(config, precision),
         disable_tqdm=False,
     )
 
@@ -139,14 +175,18 @@ def build_trainer(config: FinetuneConfig, model, tokenizer, train_dataset):
 
 def train(trainer) -> FinetuneResult:
     """Run ``trainer.train()`` and return its figures."""
+    from .hardware import peak_memory
+
     start = time.perf_counter()
     output = trainer.train()
     seconds = time.perf_counter() - start
+    memory, kind = peak_memory()
     losses = [row["loss"] for row in trainer.state.log_history if "loss" in row]
     return FinetuneResult(train_loss=float(output.training_loss),
                           final_loss=float(losses[-1]) if losses else float(output.training_loss),
                           train_seconds=seconds, steps=int(trainer.state.global_step),
-                          log_history=list(trainer.state.log_history))
+                          log_history=list(trainer.state.log_history),
+                          peak_memory_mib=memory, peak_memory_kind=kind)
 
 
 def save(trainer, tokenizer, model_dir: Path) -> Path:
@@ -163,7 +203,12 @@ def run(config: FinetuneConfig, echo=print) -> dict:
     from .models import load_seq2seq_model, load_tokenizer
     from .profiles import DataSource
     from .sentiment import accuracy_report, classify, prepare_imdb, tokenize_for_seq2seq
+    from .zero import launcher_environment
 
+    if config.deepspeed:  # one process without a launcher: DeepSpeed still needs ranks and an address
+        chosen = launcher_environment()
+        if chosen:
+            echo(f"launcher variables set for a single process: {chosen}")
     splits, dropped = prepare_imdb(load_imdb(DataSource(config.data_path, config.data_config)),
                                    config.max_train_rows, config.max_eval_rows, config.seed)
     for reason, count in dropped.items():
@@ -176,10 +221,16 @@ def run(config: FinetuneConfig, echo=print) -> dict:
     trainer = build_trainer(config, model, tokenizer, train_set)
     result = train(trainer)
     figures = {"train_loss": result.train_loss, "final_loss": result.final_loss,
-               "train_seconds": result.train_seconds, "steps": result.steps}
+               "train_seconds": result.train_seconds, "steps": result.steps,
+               "peak_memory_mib": result.peak_memory_mib, "peak_memory_kind": result.peak_memory_kind,
+               "processes": int(os.environ.get("WORLD_SIZE", "1"))}
     # Every process saves: under ZeRO-3 the sharded weights are gathered collectively, and the
     # Trainer itself lets only the main process write.
     save(trainer, tokenizer, config.model_dir)
+    if config.deepspeed:  # the reload below is a plain load in one process, not a ZeRO-3 partitioned one
+        from transformers.integrations.deepspeed import unset_hf_deepspeed_config
+
+        unset_hf_deepspeed_config()
     if trainer.is_world_process_zero():
         reloaded = load_seq2seq_model(str(config.model_dir), **load_options(config))
         answers = classify(reloaded, load_tokenizer(str(config.model_dir)), splits["test"]["text"],
@@ -188,6 +239,45 @@ def run(config: FinetuneConfig, echo=print) -> dict:
         report = accuracy_report(answers, splits["test"]["label_text"])
         figures.update(accuracy=report.accuracy, unknown_answers=report.unknown)
     return figures
+
+
+def cli_arguments(config: FinetuneConfig) -> list[str]:
+    """The command-line flags that rebuild ``config`` in ``python -m course_utils.finetune``."""
+    arguments = []
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        if value is None:
+            continue
+        arguments += ["--" + f.name.replace("_", "-"), str(value).lower() if isinstance(value, bool) else str(value)]
+    return arguments
+
+
+def launch_command(config: FinetuneConfig, processes: int = 1) -> list[str]:
+    """This fine-tune as a command: one plain process, or ``processes`` under torchrun."""
+    launcher = [] if processes == 1 else ["-m", "torch.distributed.run", "--standalone",
+                                          f"--nproc_per_node={processes}"]
+    return [sys.executable, *launcher, "-m", "course_utils.finetune", *cli_arguments(config)]
+
+
+def launch(config: FinetuneConfig, processes: int = 1, timeout: float | None = None) -> dict:
+    """Run the fine-tune in fresh processes and return its result line.
+
+    A process of its own gives every run the same start (its peak memory is its own) and the
+    launcher variables a real launch has. The full output goes to ``<output_dir>/launch.log``.
+    """
+    log_path = Path(config.output_dir) / "launch.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    environment = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE",
+                                                                    "MASTER_ADDR", "MASTER_PORT")}
+    with open(log_path, "w") as log:
+        done = subprocess.run(launch_command(config, processes), stdout=subprocess.PIPE, stderr=log, text=True,
+                              env=environment, timeout=timeout)
+        log.write(done.stdout)
+    results = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not results:
+        tail = "".join(log_path.read_text().splitlines(keepends=True)[-15:])
+        raise RuntimeError(f"The fine-tune exited with status {done.returncode}; last lines of {log_path}:\n{tail}")
+    return json.loads(results[-1])
 
 
 def _boolean(text: str) -> bool:
@@ -217,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     args = vars(_parser().parse_args(argv))
     args.pop("local_rank")
     figures = run(FinetuneConfig(**args))
-    print(json.dumps(figures))
+    if os.environ.get("RANK", "0") == "0":  # one result line, from the process that measured accuracy
+        print(json.dumps(figures), flush=True)
     return 0
 
 

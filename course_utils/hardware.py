@@ -105,3 +105,19 @@ def matmul_tflops(device: str = "cpu", dtype_name: str = "float32", size: int = 
         torch.cuda.synchronize()
     seconds = time.perf_counter() - start
     return 2 * size ** 3 * repeats / seconds / 1e12
+
+
+def peak_memory() -> tuple[float, str]:
+    """(MiB, what was measured): the CUDA allocator's peak on a GPU, else the process's peak RSS.
+
+    The process figure counts everything since the process started (Python, libraries, data),
+    which is why lesson 02 runs each fine-tune in a process of its own.
+    """
+    import resource
+
+    import torch
+
+    if torch.cuda.is_available():
+        return torch.cuda.max_memory_allocated() / 2**20, "cuda_max_allocated"
+    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux (bytes on macOS)
+    return (kib / 2**10 if platform.system() == "Linux" else kib / 2**20), "process_peak_rss"

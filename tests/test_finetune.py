@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from course_utils.finetune import FinetuneConfig, build_trainer, resolve_precision, save, target_length, train
+from course_utils.finetune import (FinetuneConfig, _parser, build_trainer, cli_arguments, launch, launch_command,
+                                  lesson_config, resolve_precision, save, target_length, train)
 from course_utils.models import load_seq2seq_model, load_tokenizer
 from course_utils.paths import data_dir
 from course_utils.profiles import get_profile
@@ -99,3 +100,41 @@ def test_command_line_refuses_a_bad_boolean():
     out = subprocess.run([sys.executable, "-m", "course_utils.finetune", "--group-by-length", "maybe"],
                          capture_output=True, text=True)
     assert out.returncode == 2 and "expected true or false, got 'maybe'" in out.stderr
+
+
+def test_a_run_reports_its_peak_memory(short_run):
+    _, _, result, _, _ = short_run
+    assert result.peak_memory_kind == "process_peak_rss" and result.peak_memory_mib > 100  # torch alone is more
+
+
+def test_cli_arguments_rebuild_the_same_config():
+    config = FinetuneConfig(model_name=SMALL, data_path="data/imdb", num_train_epochs=2.5, max_train_rows=7,
+                            group_by_length=False, deepspeed="deepspeed_configs/zero2.json", task_prefix="a b: ")
+    args = vars(_parser().parse_args(cli_arguments(config)))
+    args.pop("local_rank")
+    assert FinetuneConfig(**args) == config
+
+
+def test_launch_command_uses_torchrun_only_for_several_processes():
+    config = FinetuneConfig(model_name=SMALL)
+    one, two = launch_command(config, 1), launch_command(config, 2)
+    assert one[:3] == [sys.executable, "-m", "course_utils.finetune"]
+    assert two[:5] == [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
+    assert one[3:] == two[7:] == cli_arguments(config)
+
+
+def test_lesson_config_follows_the_profile_and_takes_changes():
+    smoke = get_profile("smoke")
+    config = lesson_config(smoke, "out", deepspeed="x.json")
+    assert (config.model_name, config.num_train_epochs, config.learning_rate, config.max_train_rows) == (
+        smoke.models["t5_small"], smoke.finetune_epochs, smoke.finetune_learning_rate, smoke.finetune_max_train_rows)
+    assert config.output_dir == "out" and config.deepspeed == "x.json"
+    with pytest.raises(TypeError):
+        lesson_config(smoke, "out", batch_sise=3)
+
+
+def test_a_failed_launch_says_where_its_log_is(tmp_path):
+    config = FinetuneConfig(model_name=SMALL, data_path=str(tmp_path / "missing"), output_dir=str(tmp_path / "run"))
+    with pytest.raises(RuntimeError, match=r"exited with status 1; last lines of .*launch.log"):
+        launch(config, timeout=300)
+    assert (tmp_path / "run" / "launch.log").read_text()
