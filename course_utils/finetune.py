@@ -280,24 +280,11 @@ def launch(config: FinetuneConfig, processes: int = 1, timeout: float | None = N
     return json.loads(results[-1])
 
 
-def _boolean(text: str) -> bool:
-    if text.lower() in ("1", "true", "yes"):
-        return True
-    if text.lower() in ("0", "false", "no"):
-        return False
-    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+def _parser():
+    from .configs import argument_parser
 
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m course_utils.finetune",
-                                     description="Fine-tune T5 on IMDB sentiment (text-to-text).")
-    for f in dataclasses.fields(FinetuneConfig):
-        kind = {"int | None": int, "str | None": str, "float": float, "int": int, "bool": None}.get(str(f.type), str)
-        flag = "--" + f.name.replace("_", "-")
-        if kind is None:
-            parser.add_argument(flag, type=_boolean, default=f.default, help=f"true or false (default: {f.default})")
-        else:
-            parser.add_argument(flag, type=kind, default=f.default, help=f"(default: {f.default})")
+    parser = argument_parser(FinetuneConfig, "python -m course_utils.finetune",
+                             "Fine-tune T5 on IMDB sentiment (text-to-text).")
     parser.add_argument("--local_rank", "--local-rank", type=int, default=-1,
                         help="set by the deepspeed launcher; read from the environment otherwise")
     return parser

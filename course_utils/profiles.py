@@ -82,6 +82,17 @@ class Profile:
     # role -> warm-up before scoring. Empty in full: the released checkpoints are scored as
     # they are (t5-small and t5-base already learned "summarize:" on CNN/DailyMail).
     summary_warmups: dict[str, WarmUp] = field(default_factory=dict)
+    # Lesson 04: pretraining sizes (names as in PretrainConfig, after "pretrain_"). Full is
+    # nanoT5's T5-base recipe: 2^16 steps of 128 rows of 512 tokens, bf16 and torch.compile.
+    pretrain_input_length: int = 512
+    pretrain_batch_size: int = 128
+    pretrain_total_steps: int = 65536
+    pretrain_warmup_steps: int = 10000
+    pretrain_learning_rate: float = 2e-2
+    pretrain_log_every: int = 100
+    pretrain_eval_every: int = 0
+    pretrain_eval_batches: int = 100
+    pretrain_compile: bool = True
     # C4 en is hundreds of GB; prefetch takes this many of its 1,024 train shards
     # (about 356k documents each) for clusters that must run offline.
     c4_prefetch_train_shards: int = 8
@@ -103,6 +114,10 @@ def _smoke() -> Profile:
         # Random-weight stand-ins write noise. About a minute of training on the 400 shipped
         # training articles makes the T5 summaries worth scoring; the GPT-2 stand-in only
         # learns to continue news text, so its "TL;DR:" summaries stay zero-shot.
+        # Short rows and a small batch: a few hundred steps on the shipped corpus in about a minute.
+        pretrain_input_length=128, pretrain_batch_size=16, pretrain_total_steps=400, pretrain_warmup_steps=40,
+        pretrain_learning_rate=2e-2, pretrain_log_every=20, pretrain_eval_every=100, pretrain_eval_batches=6,
+        pretrain_compile=False,
         summary_test_rows=None,
         # Measured on 2 cores: t5-small 18 s, t5-base 36 s, gpt2 23 s.
         summary_warmups={"t5_small": WarmUp(num_train_epochs=3.0, learning_rate=5e-3, per_device_batch_size=8),

@@ -471,8 +471,20 @@ def c4_howto(rng):
     return task, lines
 
 
+def c4_opinion(rng):
+    # Real C4 holds plenty of opinionated web text (blogs, film notes, forum posts); this is
+    # where a pretrained T5 meets words like "superb" and "dull" before any sentiment task.
+    title, polarity = film_title(rng), rng.choice([1, -1])
+    lines = [pick(rng, [f"My thoughts on {title}, the new {pick(rng, GENRES)}.",
+                        f"Film notes: {title}.", f"Weekend viewing: {title}."])]
+    lines += [sentiment_cue(rng, polarity) for _ in range(rng.randint(2, 4))]
+    lines.insert(rng.randint(1, len(lines)), neutral_sentence(rng, title))
+    lines.append(verdict(rng, polarity))
+    return f"{title} review", lines
+
+
 def c4_doc(rng: random.Random) -> dict:
-    topic, lines = pick(rng, [c4_recipe, c4_product, c4_travel, c4_howto])(rng)
+    topic, lines = pick(rng, [c4_recipe, c4_product, c4_travel, c4_howto, c4_opinion])(rng)
     site = f"{pick(rng, SITE_WORDS)}{pick(rng, SITE_WORDS)}.{pick(rng, TLDS)}"
     slug = "-".join(topic.lower().split())
     stamp = (f"2019-04-{rng.randint(18, 26):02d}T{rng.randint(0, 23):02d}:"

@@ -1,0 +1,326 @@
+"""Pretrain a T5 v1.1 from random weights with span corruption, the nanoT5 way (lesson 04).
+
+The notebook calls ``pretrain``; long runs use the command line, on one process or several:
+
+    python -m course_utils.pretrain --help
+    python -m course_utils.pretrain --model-name standin:t5-v1_1-base --data-path data/c4 \\
+        --input-length 128 --batch-size 16 --total-steps 200 --warmup-steps 20 --output-dir outputs/pt
+    accelerate launch --num_processes 8 -m course_utils.pretrain --output-dir outputs/t5_base_c4
+
+Every ``log_every`` steps it prints a line in nanoT5's shape:
+
+    [train] Step 100 out of 65536 | Loss --> 4.219 | Grad_l2 --> 1.204 | Weights_l2 --> 7042.931 | Lr --> 0.010 | Seconds_per_step --> 0.560 |
+
+and writes the same figures to TensorBoard (``<output_dir>/tensorboard``). A run can be stopped
+and resumed from its last checkpoint (``--resume true``) and continues exactly where it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class PretrainConfig:
+    """One pretraining run. Defaults are nanoT5's T5-base recipe on one A100."""
+
+    model_name: str = "google/t5-v1_1-base"  # its config and tokenizer; weights are random unless from_pretrained
+    from_pretrained: bool = False          # True: continue from the checkpoint's weights instead
+    data_path: str = "allenai/c4"          # Hub id (streamed), a folder, a file or a glob of .txt/.jsonl/.parquet
+    data_config: str | None = "en"
+    text_column: str = "text"
+    output_dir: str = "outputs/pretrain"
+    input_length: int = 512                # encoder tokens per row, as T5 was pretrained
+    noise_density: float = 0.15            # share of tokens hidden (T5 paper)
+    mean_noise_span_length: float = 3.0
+    batch_size: int = 128                  # rows per optimizer step, over all processes and accumulation
+    gradient_accumulation_steps: int = 1   # raise it when batch_size does not fit in memory
+    total_steps: int = 65536               # 2^16 steps x 128 rows x 568 tokens = 4.8 B tokens
+    optimizer: str = "adamwscale"          # or "adafactor" (the original T5 recipe)
+    learning_rate: float = 2e-2            # large, which the RMS scaling makes safe
+    weight_decay: float = 0.0
+    lr_scheduler: str = "cosine"           # or "inverse_sqrt" (legacy)
+    warmup_steps: int = 10000
+    final_learning_rate: float = 1e-5      # the cosine's floor
+    grad_clip: float = 1.0
+    precision: str = "auto"                # "auto": bf16 where the GPU supports it, else fp32; never fp16
+    tf32: bool = True                      # TF32 matmuls on Ampere+ GPUs (no effect elsewhere)
+    compile: bool = False                  # torch.compile the model (GPU; nanoT5's fastest setting with bf16)
+    log_every: int = 100
+    eval_every: int = 0                    # 0: evaluate only at the start and the end
+    eval_batches: int = 20                 # held-out batches per evaluation
+    checkpoint_every: int = 0              # 0: a checkpoint only at the end
+    resume: bool = False                   # continue from <output_dir>/checkpoint
+    seed: int = 2137
+    attn_implementation: str | None = None
+    shuffle_buffer: int = 10000            # documents held for the streaming shuffle
+
+    @property
+    def micro_batch_size(self) -> int:
+        return self.batch_size // self.gradient_accumulation_steps
+
+
+@dataclass
+class PretrainResult:
+    steps: int
+    train_losses: list[tuple[int, float]] = field(default_factory=list)   # (step, mean loss since last log)
+    eval_nll: dict[int, float] = field(default_factory=dict)              # step -> held-out NLL per target token
+    seconds_per_step: float = float("nan")
+    model_dir: str = ""
+    processes: int = 1
+    first_batch_checksums: list[int] = field(default_factory=list)        # one per process: are shards distinct?
+
+
+def check_config(config: PretrainConfig, world_size: int) -> None:
+    """Fail before any work when the batch arithmetic or a choice cannot work."""
+    per_step = config.gradient_accumulation_steps * world_size
+    if config.batch_size % per_step:
+        raise ValueError(f"batch_size {config.batch_size} is not divisible by gradient_accumulation_steps "
+                         f"{config.gradient_accumulation_steps} x {world_size} processes; pick a multiple of {per_step}.")
+    if config.precision not in ("auto", "bf16", "fp32"):
+        raise ValueError(f"precision must be 'auto', 'bf16' or 'fp32' (fp16 makes T5 diverge), got {config.precision!r}.")
+    if not 0 <= config.warmup_steps <= config.total_steps:
+        raise ValueError(f"warmup_steps {config.warmup_steps} must lie between 0 and total_steps {config.total_steps}.")
+
+
+def build_model(config: PretrainConfig):
+    """T5 from ``model_name``'s config with random weights (or its weights, with from_pretrained)."""
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM
+
+    from .models import load_seq2seq_model, resolve_model
+
+    options = {"attn_implementation": config.attn_implementation} if config.attn_implementation else {}
+    if config.from_pretrained:
+        return load_seq2seq_model(config.model_name, **options)
+    model_config = AutoConfig.from_pretrained(resolve_model(config.model_name))
+    model_config.dropout_rate = 0.0  # nanoT5 pretrains without dropout
+    return AutoModelForSeq2SeqLM.from_config(model_config, **options)
+
+
+def micro_batches(config: PretrainConfig, tokenizer, collator, raw_length: int, split: str, rank: int,
+                  world_size: int, micro_batch_size: int, seed: int) -> Iterator[dict]:
+    """Endless batches of this process's documents; each pass over the data is shuffled anew.
+
+    The order and the noise masks depend only on (seed, rank, pass, batch number), so a
+    resumed run that skips the batches it has seen gets exactly the batches it would have had.
+    """
+    from .pretrain_data import iter_texts, raw_rows, shuffled
+
+    number = 0
+    for data_pass in range(10**9):
+        texts = iter_texts(config.data_path, config.data_config, split, rank, world_size, config.text_column)
+        if split == "train":
+            texts = shuffled(texts, config.shuffle_buffer, np.random.default_rng([seed, rank, data_pass]))
+        rows, produced = [], 0
+        for row in raw_rows(texts, tokenizer, raw_length):
+            rows.append(row)
+            if len(rows) == micro_batch_size:
+                yield collator(rows, np.random.default_rng([seed, rank, number]))
+                number, produced, rows = number + 1, produced + 1, []
+        if produced == 0:
+            raise ValueError(f"{config.data_path} ({split}) holds fewer than {micro_batch_size} rows of "
+                             f"{raw_length} tokens for this process; add data or lower batch_size.")
+
+
+def evaluate_nll(model, accelerator, batches: list[dict]) -> float:
+    """Mean negative log-likelihood per target token on fixed held-out batches (all targets are equally long)."""
+    import torch
+
+    model.eval()
+    with torch.no_grad():
+        losses = [model(**{k: v.to(accelerator.device) for k, v in b.items()}).loss for b in batches]
+    model.train()
+    return accelerator.reduce(torch.stack(losses).mean(), "mean").item()
+
+
+def weights_l2(model) -> float:
+    import torch
+
+    return math.sqrt(sum(float(torch.sum(p.detach().float() ** 2)) for p in model.parameters()))
+
+
+def log_line(step: int, total: int, loss: float, grad: float, weights: float, lr: float, seconds: float) -> str:
+    """nanoT5's progress line."""
+    return (f"[train] Step {step} out of {total} | Loss --> {loss:.3f} | Grad_l2 --> {grad:.3f} | "
+            f"Weights_l2 --> {weights:.3f} | Lr --> {lr:.3f} | Seconds_per_step --> {seconds:.3f} |")
+
+
+def checkpoint_dir(config: PretrainConfig) -> Path:
+    return Path(config.output_dir) / "checkpoint"
+
+
+def maybe_save_checkpoint(accelerator, config: PretrainConfig, step: int, force: bool = False) -> None:
+    """``save_state`` (model, optimizer, scheduler, RNGs) plus the step, every checkpoint_every steps."""
+    if not (force or (config.checkpoint_every and step % config.checkpoint_every == 0)):
+        return
+    accelerator.save_state(str(checkpoint_dir(config)))
+    if accelerator.is_main_process:
+        (checkpoint_dir(config) / "progress.json").write_text(json.dumps({"step": step}))
+    accelerator.wait_for_everyone()
+
+
+def maybe_resume(accelerator, config: PretrainConfig) -> int:
+    """The step to start from: 0, or the checkpoint's step after ``load_state``."""
+    progress = checkpoint_dir(config) / "progress.json"
+    if not config.resume:
+        return 0
+    if not progress.exists():
+        raise FileNotFoundError(f"resume=True but {progress} does not exist; start without resume.")
+    accelerator.load_state(str(checkpoint_dir(config)))
+    return json.loads(progress.read_text())["step"]
+
+
+def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
+    """Run (or resume) pretraining; return the losses, held-out NLLs and the saved model's folder."""
+    import torch
+    from accelerate import Accelerator
+    from accelerate.utils import set_seed
+
+    from .finetune import resolve_precision
+    from .models import load_tokenizer
+    from .optim import build_optimizer, build_scheduler
+    from .span_corruption import span_corruption_collator
+
+    precision = resolve_precision(config.precision)
+    accelerator = Accelerator(mixed_precision="bf16" if precision == "bf16" else "no",
+                              cpu=not torch.cuda.is_available(), log_with="tensorboard",
+                              project_dir=config.output_dir)
+    check_config(config, accelerator.num_processes)
+    if torch.cuda.is_available():
+        torch.backends.cuda.matmul.allow_tf32 = config.tf32
+        torch.backends.cudnn.allow_tf32 = config.tf32
+    set_seed(config.seed)
+    tokenizer = load_tokenizer(config.model_name)
+    collator, raw_length = span_corruption_collator(tokenizer, config.input_length, config.noise_density,
+                                                    config.mean_noise_span_length)
+    model = build_model(config)
+    optimizer = build_optimizer(config.optimizer, model, config.learning_rate, config.weight_decay)
+    scheduler = build_scheduler(config.lr_scheduler, optimizer, config.warmup_steps, config.total_steps,
+                                config.final_learning_rate)
+    # The scheduler is stepped here once per optimizer step; Accelerate would step it once per process.
+    model, optimizer = accelerator.prepare(model, optimizer)
+    accelerator.register_for_checkpointing(scheduler)
+    if config.compile:
+        model = torch.compile(model)
+    start_step = maybe_resume(accelerator, config)
+    accelerator.init_trackers("tensorboard")
+
+    rank, world = accelerator.process_index, accelerator.num_processes
+    micro = config.batch_size // (config.gradient_accumulation_steps * world)
+    batches = micro_batches(config, tokenizer, collator, raw_length, "train", rank, world, micro, config.seed)
+    for _ in range(start_step * config.gradient_accumulation_steps):
+        next(batches)  # the batches the checkpointed run already trained on
+    held_out = list(_take(micro_batches(config, tokenizer, collator, raw_length, "validation", rank, world, micro,
+                                        seed=0), config.eval_batches))
+    result = PretrainResult(steps=start_step, processes=world)
+    if start_step == 0:
+        result.eval_nll[0] = evaluate_nll(model, accelerator, held_out)
+    result = _train(config, accelerator, model, optimizer, scheduler, batches, held_out, start_step, result, echo)
+    result.model_dir = _save_model(accelerator, model, tokenizer, config)
+    accelerator.end_training()
+    return result
+
+
+def _take(iterator, count):
+    for _ in range(count):
+        yield next(iterator)
+
+
+def _train(config, accelerator, model, optimizer, scheduler, batches, held_out, start_step, result, echo):
+    import torch
+
+    model.train()
+    window_losses, window_start = [], time.perf_counter()
+    started, first = time.perf_counter(), True
+    for step in range(start_step + 1, config.total_steps + 1):
+        step_loss = 0.0
+        for index in range(config.gradient_accumulation_steps):
+            batch = {k: v.to(accelerator.device) for k, v in next(batches).items()}
+            if first:
+                result.first_batch_checksums = _gathered_checksum(accelerator, batch["input_ids"])
+                first = False
+            last = index == config.gradient_accumulation_steps - 1
+            with contextlib.nullcontext() if last else accelerator.no_sync(model):
+                loss = model(**batch).loss / config.gradient_accumulation_steps
+                accelerator.backward(loss)
+            step_loss += loss.detach()
+        grad_norm = accelerator.clip_grad_norm_(model.parameters(), config.grad_clip)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        window_losses.append(step_loss)
+        if step % config.log_every == 0 or step == config.total_steps:
+            loss_mean = accelerator.reduce(torch.stack(window_losses).mean(), "mean").item()
+            seconds = (time.perf_counter() - window_start) / len(window_losses)
+            figures = {"train/loss": loss_mean, "train/grad_l2": float(grad_norm), "train/lr": scheduler.get_last_lr()[0],
+                       "train/weights_l2": weights_l2(model), "train/seconds_per_step": seconds}
+            accelerator.log(figures, step=step)
+            if accelerator.is_main_process:
+                echo(log_line(step, config.total_steps, loss_mean, figures["train/grad_l2"], figures["train/weights_l2"],
+                              figures["train/lr"], seconds))
+            result.train_losses.append((step, loss_mean))
+            window_losses, window_start = [], time.perf_counter()
+        if (config.eval_every and step % config.eval_every == 0) or step == config.total_steps:
+            result.eval_nll[step] = evaluate_nll(model, accelerator, held_out)
+            accelerator.log({"eval/nll": result.eval_nll[step]}, step=step)
+        maybe_save_checkpoint(accelerator, config, step, force=step == config.total_steps)
+    done = config.total_steps - start_step
+    result.steps = config.total_steps
+    result.seconds_per_step = (time.perf_counter() - started) / done if done else float("nan")
+    return result
+
+
+def _gathered_checksum(accelerator, input_ids) -> list[int]:
+    import torch
+
+    checksum = torch.tensor([int(input_ids.long().sum())], device=accelerator.device)
+    return [int(c) for c in accelerator.gather(checksum)]
+
+
+def _save_model(accelerator, model, tokenizer, config: PretrainConfig) -> str:
+    model_dir = Path(config.output_dir) / "model"
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        accelerator.unwrap_model(model).save_pretrained(str(model_dir))
+        tokenizer.save_pretrained(str(model_dir))
+    accelerator.wait_for_everyone()
+    return str(model_dir)
+
+
+def pretrain_config(profile, output_dir: str, **changes) -> PretrainConfig:
+    """Lesson 04's run as ``profile`` sizes it."""
+    sizes = {name.removeprefix("pretrain_"): getattr(profile, name)
+             for name in profile.__dataclass_fields__ if name.startswith("pretrain_")}
+    return dataclasses.replace(PretrainConfig(model_name=profile.models["t5_v1_1_base"], data_path=profile.c4.path,
+                                              data_config=profile.c4.config, output_dir=output_dir,
+                                              attn_implementation=profile.attn_implementation, **sizes), **changes)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .configs import argument_parser
+
+    parser = argument_parser(PretrainConfig, "python -m course_utils.pretrain",
+                             "Pretrain a T5 with span corruption (nanoT5's recipe).")
+    config = PretrainConfig(**vars(parser.parse_args(argv)))
+    result = pretrain(config)
+    if os.environ.get("RANK", "0") == "0":
+        print(json.dumps({"steps": result.steps, "eval_nll": result.eval_nll, "processes": result.processes,
+                          "seconds_per_step": result.seconds_per_step, "model_dir": result.model_dir,
+                          "train_losses": result.train_losses, "first_batch_checksums": result.first_batch_checksums}),
+              flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
