@@ -62,6 +62,7 @@ class PretrainConfig:
     eval_batches: int = 20                 # held-out batches per evaluation
     checkpoint_every: int = 0              # 0: a checkpoint only at the end
     resume: bool = False                   # continue from <output_dir>/checkpoint
+    stop_at_step: int = 0                  # 0: run to total_steps; else stop there (checkpointed), e.g. at a job's time limit
     seed: int = 2137
     attn_implementation: str | None = None
     shuffle_buffer: int = 10000            # documents held for the streaming shuffle
@@ -106,6 +107,25 @@ def build_model(config: PretrainConfig):
     model_config = AutoConfig.from_pretrained(resolve_model(config.model_name))
     model_config.dropout_rate = 0.0  # nanoT5 pretrains without dropout
     return AutoModelForSeq2SeqLM.from_config(model_config, **options)
+
+
+def initial_model(config: PretrainConfig):
+    """The weights a run starts from: seeded, so the same config always gives the same start."""
+    from accelerate.utils import set_seed
+
+    set_seed(config.seed)
+    return build_model(config)
+
+
+def fill_spans(model, tokenizer, input_ids, max_new_tokens: int) -> list[str]:
+    """What ``model`` writes for each corrupted input: sentinels followed by its guesses."""
+    import torch
+
+    model.eval()
+    with torch.no_grad():
+        output = model.generate(input_ids=input_ids.to(model.device), max_new_tokens=max_new_tokens, do_sample=False)
+    texts = tokenizer.batch_decode(output, skip_special_tokens=False)  # keep the sentinels visible
+    return [t.replace(tokenizer.pad_token, "").strip() or "(nothing but padding)" for t in texts]
 
 
 def micro_batches(config: PretrainConfig, tokenizer, collator, raw_length: int, split: str, rank: int,
@@ -185,7 +205,6 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
     """Run (or resume) pretraining; return the losses, held-out NLLs and the saved model's folder."""
     import torch
     from accelerate import Accelerator
-    from accelerate.utils import set_seed
 
     from .finetune import resolve_precision
     from .models import load_tokenizer
@@ -200,11 +219,10 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
     if torch.cuda.is_available():
         torch.backends.cuda.matmul.allow_tf32 = config.tf32
         torch.backends.cudnn.allow_tf32 = config.tf32
-    set_seed(config.seed)
     tokenizer = load_tokenizer(config.model_name)
     collator, raw_length = span_corruption_collator(tokenizer, config.input_length, config.noise_density,
                                                     config.mean_noise_span_length)
-    model = build_model(config)
+    model = initial_model(config)
     optimizer = build_optimizer(config.optimizer, model, config.learning_rate, config.weight_decay)
     scheduler = build_scheduler(config.lr_scheduler, optimizer, config.warmup_steps, config.total_steps,
                                 config.final_learning_rate)
@@ -226,6 +244,7 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
     result = PretrainResult(steps=start_step, processes=world)
     if start_step == 0:
         result.eval_nll[0] = evaluate_nll(model, accelerator, held_out)
+        accelerator.log({"eval/nll": result.eval_nll[0]}, step=0)
     result = _train(config, accelerator, model, optimizer, scheduler, batches, held_out, start_step, result, echo)
     result.model_dir = _save_model(accelerator, model, tokenizer, config)
     accelerator.end_training()
@@ -243,7 +262,8 @@ def _train(config, accelerator, model, optimizer, scheduler, batches, held_out, 
     model.train()
     window_losses, window_start = [], time.perf_counter()
     started, first = time.perf_counter(), True
-    for step in range(start_step + 1, config.total_steps + 1):
+    last_step = config.stop_at_step or config.total_steps
+    for step in range(start_step + 1, last_step + 1):
         step_loss = 0.0
         for index in range(config.gradient_accumulation_steps):
             batch = {k: v.to(accelerator.device) for k, v in next(batches).items()}
@@ -260,7 +280,7 @@ def _train(config, accelerator, model, optimizer, scheduler, batches, held_out, 
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
         window_losses.append(step_loss)
-        if step % config.log_every == 0 or step == config.total_steps:
+        if step % config.log_every == 0 or step == last_step:
             loss_mean = accelerator.reduce(torch.stack(window_losses).mean(), "mean").item()
             seconds = (time.perf_counter() - window_start) / len(window_losses)
             figures = {"train/loss": loss_mean, "train/grad_l2": float(grad_norm), "train/lr": scheduler.get_last_lr()[0],
@@ -274,9 +294,9 @@ def _train(config, accelerator, model, optimizer, scheduler, batches, held_out, 
         if (config.eval_every and step % config.eval_every == 0) or step == config.total_steps:
             result.eval_nll[step] = evaluate_nll(model, accelerator, held_out)
             accelerator.log({"eval/nll": result.eval_nll[step]}, step=step)
-        maybe_save_checkpoint(accelerator, config, step, force=step == config.total_steps)
-    done = config.total_steps - start_step
-    result.steps = config.total_steps
+        maybe_save_checkpoint(accelerator, config, step, force=step == last_step)
+    done = last_step - start_step
+    result.steps = last_step
     result.seconds_per_step = (time.perf_counter() - started) / done if done else float("nan")
     return result
 

@@ -1,0 +1,134 @@
+"""Pretraining: data sources, the loop's log line, resume equivalence, and 2 processes on a CPU."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from course_utils.models import load_tokenizer
+from course_utils.paths import data_dir
+from course_utils.pretrain import PretrainConfig, check_config, log_line, pretrain
+from course_utils.pretrain_data import iter_texts, raw_rows, shuffled
+
+TINY = dict(model_name="standin:t5-v1_1-base", data_path=str(data_dir() / "c4"), data_config=None,
+            input_length=32, batch_size=8, total_steps=8, warmup_steps=2, learning_rate=1e-2, log_every=2,
+            eval_every=4, eval_batches=2, attn_implementation="eager", shuffle_buffer=100)
+
+
+def test_local_files_of_every_kind_and_the_held_out_share(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    docs = [f"document number {i}" for i in range(250)]
+    (tmp_path / "a.txt").write_text("\n".join(docs[:100]) + "\n\n")
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps({"text": d}) + "\n" for d in docs[100:200]))
+    pq.write_table(pa.table({"text": docs[200:]}), tmp_path / "c.parquet")
+    train = list(iter_texts(str(tmp_path), None, "train"))
+    held_out = list(iter_texts(str(tmp_path), None, "validation"))
+    assert held_out == [docs[0], docs[100], docs[200]] and len(train) == 247
+    assert sorted(train + held_out) == sorted(docs)  # nothing lost, nothing twice
+    assert list(iter_texts(str(tmp_path / "*.txt"), None, "validation")) == [docs[0]]
+
+
+def test_processes_read_disjoint_shares_that_cover_the_data():
+    shares = [list(iter_texts(str(data_dir() / "c4"), None, "validation", rank, 3)) for rank in range(3)]
+    everything = list(iter_texts(str(data_dir() / "c4"), None, "validation"))
+    assert sum(len(s) for s in shares) == len(everything) == 200
+    assert sorted(t for s in shares for t in s) == sorted(everything)
+
+
+def test_bad_sources_are_named(tmp_path):
+    (tmp_path / "x.jsonl").write_text(json.dumps({"body": "hi"}) + "\n")
+    with pytest.raises(ValueError, match=r"x.jsonl, line 1: no column 'text'; columns are \['body'\]"):
+        list(iter_texts(str(tmp_path), None, "train"))
+    with pytest.raises(FileNotFoundError, match="No .txt, .jsonl, .json, .parquet files"):
+        list(iter_texts(str(tmp_path / "*.csv"), None, "train"))
+
+
+def test_raw_rows_are_the_token_stream_cut_into_equal_rows():
+    tok = load_tokenizer("standin:t5-v1_1-base")
+    texts = [f"The recipe number {i} needs a pinch of salt." for i in range(40)]
+    stream = [t for text in texts for t in tok(text).input_ids]
+    rows = list(raw_rows(texts, tok, raw_length=50, chunk=7))
+    assert all(len(r) == 50 for r in rows) and len(rows) == len(stream) // 50
+    assert np.concatenate(rows).tolist() == stream[:len(rows) * 50]
+
+
+def test_streaming_shuffle_keeps_every_item():
+    items = list(shuffled(range(1000), 50, np.random.default_rng(0)))
+    assert sorted(items) == list(range(1000)) and items != list(range(1000))
+
+
+def test_batch_arithmetic_and_precision_are_checked():
+    with pytest.raises(ValueError, match="batch_size 10 is not divisible by gradient_accumulation_steps 4 x 1"):
+        check_config(PretrainConfig(batch_size=10, gradient_accumulation_steps=4), world_size=1)
+    with pytest.raises(ValueError, match="fp16 makes T5 diverge"):
+        check_config(PretrainConfig(precision="fp16"), world_size=1)
+
+
+def test_log_line_has_nanot5_shape():
+    assert log_line(100, 65536, 4.2191, 1.2, 7042.931, 0.01, 0.56) == (
+        "[train] Step 100 out of 65536 | Loss --> 4.219 | Grad_l2 --> 1.200 | Weights_l2 --> 7042.931 | "
+        "Lr --> 0.010 | Seconds_per_step --> 0.560 |")
+
+
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory):
+    lines = []
+    config = PretrainConfig(**TINY, output_dir=str(tmp_path_factory.mktemp("straight")))
+    return config, pretrain(config, echo=lines.append), lines
+
+
+def test_the_loop_logs_learns_and_writes_tensorboard(straight):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    config, result, lines = straight
+    assert [line.split(" | ")[0] for line in lines] == [f"[train] Step {s} out of 8" for s in (2, 4, 6, 8)]
+    assert sorted(result.eval_nll) == [0, 4, 8] and result.eval_nll[8] < result.eval_nll[0]
+    events = EventAccumulator(str(next(Path(config.output_dir).rglob("events.out.*")).parent))
+    events.Reload()
+    assert len(events.Scalars("train/loss")) == 4 and len(events.Scalars("eval/nll")) == 3
+    assert (Path(result.model_dir) / "config.json").exists()
+
+
+def test_stopping_and_resuming_continues_the_same_run(straight, tmp_path):
+    _, result, _ = straight
+    # An interrupted run: 4 of 8 steps (the schedule still spans 8), checkpointed; then resumed.
+    first = pretrain(PretrainConfig(**TINY, output_dir=str(tmp_path), stop_at_step=4), echo=lambda _: None)
+    second = pretrain(PretrainConfig(**TINY, output_dir=str(tmp_path), resume=True), echo=lambda _: None)
+    assert [s for s, _ in first.train_losses] == [2, 4] and [s for s, _ in second.train_losses] == [6, 8]
+    assert dict(first.train_losses + second.train_losses) == pytest.approx(dict(result.train_losses), rel=1e-5)
+    assert second.eval_nll[8] == pytest.approx(result.eval_nll[8], rel=1e-5)
+    with pytest.raises(FileNotFoundError, match="start without resume"):
+        pretrain(PretrainConfig(**TINY, output_dir=str(tmp_path / "empty"), resume=True))
+
+
+def test_two_processes_train_on_different_shards(tmp_path):
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+               "-m", "course_utils.pretrain", "--model-name", TINY["model_name"], "--data-path", TINY["data_path"],
+               "--input-length", "32", "--batch-size", "8", "--total-steps", "4", "--warmup-steps", "1",
+               "--log-every", "2", "--eval-batches", "2", "--attn-implementation", "eager",
+               "--shuffle-buffer", "100", "--output-dir", str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads([line for line in done.stdout.splitlines() if line.startswith("{")][-1])
+    assert result["processes"] == 2 and result["steps"] == 4
+    assert len(set(result["first_batch_checksums"])) == 2  # each process read its own documents
+    assert result["eval_nll"]["4"] < result["eval_nll"]["0"]
+    assert "[train] Step 4 out of 4" in done.stdout
+
+
+def test_profiles_size_the_run_and_full_is_nanot5s_recipe():
+    from course_utils.pretrain import pretrain_config
+    from course_utils.profiles import get_profile
+
+    full = pretrain_config(get_profile("full"), "out")
+    assert (full.model_name, full.data_path, full.data_config) == ("google/t5-v1_1-base", "allenai/c4", "en")
+    assert (full.input_length, full.batch_size, full.total_steps, full.warmup_steps) == (512, 128, 65536, 10000)
+    assert (full.optimizer, full.lr_scheduler, full.learning_rate, full.compile) == ("adamwscale", "cosine", 2e-2, True)
+    smoke = pretrain_config(get_profile("smoke"), "out", total_steps=10)
+    assert smoke.model_name == "standin:t5-v1_1-base" and smoke.input_length == 128 and smoke.total_steps == 10
+    assert not smoke.compile and smoke.attn_implementation == "eager"
