@@ -132,12 +132,13 @@ def micro_batches(config: PretrainConfig, tokenizer, collator, raw_length: int, 
                   world_size: int, micro_batch_size: int, seed: int) -> Iterator[dict]:
     """Endless batches of this process's documents; each pass over the data is shuffled anew.
 
-    The order and the noise masks depend only on (seed, rank, pass, batch number), so a
-    resumed run that skips the batches it has seen gets exactly the batches it would have had.
+    The order depends only on (seed, rank, pass) and each row's noise mask on (seed, rank, row
+    number), so a resumed run that skips the batches it has seen gets exactly the batches it
+    would have had, and gradient accumulation sees the same rows and masks as one big batch.
     """
     from .pretrain_data import iter_texts, raw_rows, shuffled
 
-    number = 0
+    row_number = 0
     for data_pass in range(10**9):
         texts = iter_texts(config.data_path, config.data_config, split, rank, world_size, config.text_column)
         if split == "train":
@@ -146,8 +147,9 @@ def micro_batches(config: PretrainConfig, tokenizer, collator, raw_length: int, 
         for row in raw_rows(texts, tokenizer, raw_length):
             rows.append(row)
             if len(rows) == micro_batch_size:
-                yield collator(rows, np.random.default_rng([seed, rank, number]))
-                number, produced, rows = number + 1, produced + 1, []
+                masks = [np.random.default_rng([seed, rank, row_number + i]) for i in range(len(rows))]
+                yield collator(rows, masks)
+                row_number, produced, rows = row_number + len(rows), produced + 1, []
         if produced == 0:
             raise ValueError(f"{config.data_path} ({split}) holds fewer than {micro_batch_size} rows of "
                              f"{raw_length} tokens for this process; add data or lower batch_size.")

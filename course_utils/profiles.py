@@ -93,9 +93,6 @@ class Profile:
     pretrain_eval_every: int = 0
     pretrain_eval_batches: int = 100
     pretrain_compile: bool = True
-    # Lesson 04's payoff: lesson 01's fine-tune from the pretrained and from the random weights,
-    # on this many training reviews (None: all of them).
-    payoff_train_rows: int | None = None
     # C4 en is hundreds of GB; prefetch takes this many of its 1,024 train shards
     # (about 356k documents each) for clusters that must run offline.
     c4_prefetch_train_shards: int = 8
@@ -120,7 +117,7 @@ def _smoke() -> Profile:
         # Short rows and a small batch: a few hundred steps on the shipped corpus in about a minute.
         pretrain_input_length=128, pretrain_batch_size=16, pretrain_total_steps=400, pretrain_warmup_steps=40,
         pretrain_learning_rate=2e-2, pretrain_log_every=20, pretrain_eval_every=100, pretrain_eval_batches=6,
-        pretrain_compile=False, payoff_train_rows=300,
+        pretrain_compile=False,
         summary_test_rows=None,
         # Measured on 2 cores: t5-small 18 s, t5-base 36 s, gpt2 23 s.
         summary_warmups={"t5_small": WarmUp(num_train_epochs=3.0, learning_rate=5e-3, per_device_batch_size=8),

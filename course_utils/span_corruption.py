@@ -87,13 +87,15 @@ class SpanCorruptionCollator:
     noise_density: float = 0.15
     mean_noise_span_length: float = 3.0
 
-    def __call__(self, rows, rng: np.random.Generator) -> dict:
+    def __call__(self, rows, rng) -> dict:
+        """``rng``: one Generator for the batch, or one per row (masks then do not depend on batching)."""
         import torch
 
         rows = np.asarray(rows)
+        rngs = [rng] * len(rows) if isinstance(rng, np.random.Generator) else list(rng)
         inputs, targets = zip(*(corrupt(row, noise_mask(len(row), self.noise_density, self.mean_noise_span_length,
-                                                         rng), self.first_sentinel, self.eos_token_id)
-                                for row in rows), strict=True)
+                                                         row_rng), self.first_sentinel, self.eos_token_id)
+                                for row, row_rng in zip(rows, rngs, strict=True)), strict=True)
         inputs, targets = np.stack(inputs), np.stack(targets)
         if inputs.shape[1] != self.input_length or targets.shape[1] != self.target_length:
             raise ValueError(f"Rows of {rows.shape[1]} tokens corrupt to {inputs.shape[1]} inputs and "

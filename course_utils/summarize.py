@@ -143,7 +143,10 @@ def prepare_summarizer(model_name: str, warmup: WarmUp | None, train_split, cach
     """
     if warmup is None:
         return PreparedSummarizer(model_name, None)
-    key = warmup_key(model_name, warmup, train_split, max_target_length, seed)
+    from .models import resolve_model
+
+    # The resolved path, not the name: a rebuilt stand-in (new tokenizer or weights) gets a new key.
+    key = warmup_key(resolve_model(model_name), warmup, train_split, max_target_length, seed)
     folder = Path(cache) / "summarizers" / f"{model_name.replace('/', '_').replace(':', '_')}-{key}"
     record = folder / "warmup.json"
     if record.exists():

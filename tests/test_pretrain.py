@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course_utils.models import load_tokenizer
+from course_utils.models import load_seq2seq_model, load_tokenizer
 from course_utils.paths import data_dir
 from course_utils.pretrain import PretrainConfig, check_config, log_line, pretrain
 from course_utils.pretrain_data import iter_texts, raw_rows, shuffled
@@ -132,3 +132,25 @@ def test_profiles_size_the_run_and_full_is_nanot5s_recipe():
     smoke = pretrain_config(get_profile("smoke"), "out", total_steps=10)
     assert smoke.model_name == "standin:t5-v1_1-base" and smoke.input_length == 128 and smoke.total_steps == 10
     assert not smoke.compile and smoke.attn_implementation == "eager"
+
+
+def test_gradient_accumulation_gives_the_same_run(straight, tmp_path):
+    # 8 rows per step as 2 micro-batches of 4: every target has the same length, so the mean of
+    # the two halves' losses is the full batch's loss and the updates match.
+    _, result, _ = straight
+    accumulated = pretrain(PretrainConfig(**{**TINY, "gradient_accumulation_steps": 2}, output_dir=str(tmp_path)),
+                           echo=lambda _: None)
+    assert dict(accumulated.train_losses) == pytest.approx(dict(result.train_losses), rel=1e-4)
+
+
+def test_from_pretrained_continues_from_saved_weights(straight):
+    import torch
+
+    from course_utils.pretrain import build_model
+
+    _, result, _ = straight
+    continued = build_model(PretrainConfig(model_name=result.model_dir, from_pretrained=True))
+    fresh = build_model(PretrainConfig(model_name=result.model_dir))
+    saved = load_seq2seq_model(result.model_dir)
+    assert all(torch.equal(a, b) for a, b in zip(continued.state_dict().values(), saved.state_dict().values()))
+    assert not all(torch.equal(a, b) for a, b in zip(fresh.state_dict().values(), saved.state_dict().values()))

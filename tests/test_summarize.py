@@ -101,3 +101,22 @@ def test_summary_figures_average_rouge_length_and_loops():
     assert all(figures[t] == 1.0 for t in ("rouge1", "rouge2", "rougeL", "rougeLsum"))
     assert figures["words"] == (4 + 9) / 2
     assert figures["repeated_trigrams"] == (0 + repeated_ngram_share("x y z x y z x y z")) / 2
+
+
+def test_the_cache_key_follows_the_resolved_model_so_a_rebuilt_standin_trains_again(tmp_path, monkeypatch):
+    import course_utils.models as models
+
+    warmup = WarmUp(num_train_epochs=1.0, learning_rate=1e-3)
+    real = models.resolve_model("standin:t5-small")
+    seen = []
+
+    def fake_train(model_name, warmup, train_split, folder, *args):
+        seen.append(folder.name)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr("course_utils.summarize._warm_up", fake_train)
+    for resolved in (real, real + "-rebuilt"):
+        monkeypatch.setattr(models, "resolve_model", lambda name, cache=None, r=resolved: r)
+        with pytest.raises(RuntimeError, match="stop here"):
+            prepare_summarizer("standin:t5-small", warmup, small_split(), tmp_path)
+    assert len(set(seen)) == 2 and all(name.startswith("standin_t5-small-") for name in seen)
