@@ -13,7 +13,6 @@ It prints one JSON line with the final loss, the time and the accuracy of the sa
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
