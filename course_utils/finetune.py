@@ -108,7 +108,9 @@ def target_length(tokenizer) -> int:
 
 def load_options(config: FinetuneConfig) -> dict:
     """Keyword arguments for from_pretrained that the config sets."""
-    return {"attn_implementation": config.attn_implementation} if config.attn_implementation else {}
+    from .models import model_options
+
+    return model_options(config.attn_implementation)
 
 
 def checked_deepspeed_config(config: FinetuneConfig, precision: str) -> dict | None:

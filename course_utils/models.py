@@ -43,6 +43,11 @@ def _load(loader, name: str, **kwargs):
         raise
 
 
+def model_options(attn_implementation: str | None) -> dict:
+    """Keyword arguments for from_pretrained: the attention kernel when one is chosen, else none."""
+    return {"attn_implementation": attn_implementation} if attn_implementation else {}
+
+
 def load_tokenizer(name: str, **kwargs):
     """The tokenizer for ``name`` (a Hub id, a folder or ``standin:<name>``)."""
     from transformers import AutoTokenizer

@@ -25,6 +25,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
+from itertools import islice
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,10 +68,6 @@ class PretrainConfig:
     attn_implementation: str | None = None
     shuffle_buffer: int = 10000            # documents held for the streaming shuffle
 
-    @property
-    def micro_batch_size(self) -> int:
-        return self.batch_size // self.gradient_accumulation_steps
-
 
 @dataclass
 class PretrainResult:
@@ -99,9 +96,9 @@ def build_model(config: PretrainConfig):
     """T5 from ``model_name``'s config with random weights (or its weights, with from_pretrained)."""
     from transformers import AutoConfig, AutoModelForSeq2SeqLM
 
-    from .models import load_seq2seq_model, resolve_model
+    from .models import load_seq2seq_model, model_options, resolve_model
 
-    options = {"attn_implementation": config.attn_implementation} if config.attn_implementation else {}
+    options = model_options(config.attn_implementation)
     if config.from_pretrained:
         return load_seq2seq_model(config.model_name, **options)
     model_config = AutoConfig.from_pretrained(resolve_model(config.model_name))
@@ -129,12 +126,13 @@ def fill_spans(model, tokenizer, input_ids, max_new_tokens: int) -> list[str]:
 
 
 def micro_batches(config: PretrainConfig, tokenizer, collator, raw_length: int, split: str, rank: int,
-                  world_size: int, micro_batch_size: int, seed: int) -> Iterator[dict]:
+                  world_size: int, micro_batch_size: int, seed: int, skip: int = 0) -> Iterator[dict]:
     """Endless batches of this process's documents; each pass over the data is shuffled anew.
 
     The order depends only on (seed, rank, pass) and each row's noise mask on (seed, rank, row
     number), so a resumed run that skips the batches it has seen gets exactly the batches it
     would have had, and gradient accumulation sees the same rows and masks as one big batch.
+    The first ``skip`` batches (those a resumed run has trained on) are read but not corrupted.
     """
     from .pretrain_data import iter_texts, raw_rows, shuffled
 
@@ -147,8 +145,8 @@ def micro_batches(config: PretrainConfig, tokenizer, collator, raw_length: int, 
         for row in raw_rows(texts, tokenizer, raw_length):
             rows.append(row)
             if len(rows) == micro_batch_size:
-                masks = [np.random.default_rng([seed, rank, row_number + i]) for i in range(len(rows))]
-                yield collator(rows, masks)
+                if row_number >= skip * micro_batch_size:
+                    yield collator(rows, [np.random.default_rng([seed, rank, row_number + i]) for i in range(len(rows))])
                 row_number, produced, rows = row_number + len(rows), produced + 1, []
         if produced == 0:
             raise ValueError(f"{config.data_path} ({split}) holds fewer than {micro_batch_size} rows of "
@@ -238,11 +236,10 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
 
     rank, world = accelerator.process_index, accelerator.num_processes
     micro = config.batch_size // (config.gradient_accumulation_steps * world)
-    batches = micro_batches(config, tokenizer, collator, raw_length, "train", rank, world, micro, config.seed)
-    for _ in range(start_step * config.gradient_accumulation_steps):
-        next(batches)  # the batches the checkpointed run already trained on
-    held_out = list(_take(micro_batches(config, tokenizer, collator, raw_length, "validation", rank, world, micro,
-                                        seed=0), config.eval_batches))
+    batches = micro_batches(config, tokenizer, collator, raw_length, "train", rank, world, micro, config.seed,
+                            skip=start_step * config.gradient_accumulation_steps)  # already trained on
+    held_out = list(islice(micro_batches(config, tokenizer, collator, raw_length, "validation", rank, world, micro,
+                                         seed=0), config.eval_batches))
     result = PretrainResult(steps=start_step, processes=world)
     if start_step == 0:
         result.eval_nll[0] = evaluate_nll(model, accelerator, held_out)
@@ -251,11 +248,6 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
     result.model_dir = _save_model(accelerator, model, tokenizer, config)
     accelerator.end_training()
     return result
-
-
-def _take(iterator, count):
-    for _ in range(count):
-        yield next(iterator)
 
 
 def _train(config, accelerator, model, optimizer, scheduler, batches, held_out, start_step, result, echo):

@@ -103,7 +103,8 @@ def shuffled(items: Iterable, buffer_size: int, rng: np.random.Generator) -> Ite
 
 
 def raw_rows(texts: Iterable[str], tokenizer, raw_length: int, chunk: int = 256) -> Iterator[np.ndarray]:
-    """Documents tokenized (each ending in </s>), joined, and cut into rows of ``raw_length`` tokens.
+    """Documents tokenized, each ending in the end-of-sequence token (added where the tokenizer
+    does not add it, as GPT-2's does not), joined, and cut into rows of ``raw_length`` tokens.
 
     The few tokens left at the very end, short of a full row, are dropped.
     """
@@ -112,10 +113,16 @@ def raw_rows(texts: Iterable[str], tokenizer, raw_length: int, chunk: int = 256)
     for text in texts:
         batch.append(text)
         if len(batch) == chunk:
-            pending = yield from _emit(pending, tokenizer(batch).input_ids, raw_length)
+            pending = yield from _emit(pending, _encode(tokenizer, batch), raw_length)
             batch = []
     if batch:
-        yield from _emit(pending, tokenizer(batch).input_ids, raw_length)
+        yield from _emit(pending, _encode(tokenizer, batch), raw_length)
+
+
+def _encode(tokenizer, texts: list[str]) -> list[list[int]]:
+    eos = tokenizer.eos_token_id
+    # verbose=False: documents longer than the model's context are expected here; rows cut them.
+    return [ids if ids[-1:] == [eos] else ids + [eos] for ids in tokenizer(texts, verbose=False).input_ids]
 
 
 def _emit(pending: list[int], encoded: list[list[int]], raw_length: int):

@@ -163,8 +163,9 @@ def language_model_blocks(texts: Sequence[str], tokenizer, block_size: int) -> d
 
     The last, partial block is dropped (fewer than ``block_size`` tokens of the whole stream).
     """
-    stream = [token for text in texts for token in tokenizer(text, verbose=False).input_ids + [tokenizer.eos_token_id]]
-    blocks = [stream[i:i + block_size] for i in range(0, len(stream) - block_size + 1, block_size)]
+    from .pretrain_data import raw_rows
+
+    blocks = [row.tolist() for row in raw_rows(texts, tokenizer, block_size)]
     return {"input_ids": blocks, "labels": [list(b) for b in blocks]}
 
 
