@@ -4,7 +4,8 @@
                                                [--pretrain-steps N] [--pretrained-dir DIR]
 
 Pretrains once with lesson 04's recipe as the profile sizes it (or takes a finished run's
-``model`` folder with --pretrained-dir, whose initial weights must be the profile's), then
+``model`` folder with --pretrained-dir, whose initial weights must be the profile's;
+--pretrain-steps changes only the number of steps, the warm-up stays the profile's), then
 fine-tunes the pretrained weights and the random weights they started from with lesson 01's
 recipe, once per (training rows, seed). The seed picks the training subset and the batch order;
 both starts get the same ones. Prints accuracy and mean fine-tuning loss per run, and per data

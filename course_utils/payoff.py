@@ -37,7 +37,7 @@ def compare_starts(profile, starts: dict[str, str], output_root: str | Path, ech
     for name, start in starts.items():
         config = lesson_config(profile, output_dir=str(Path(output_root) / f"finetune_{'_'.join(name.split())}"),
                                model_name=start, **changes)
-        figures[name] = run(config, echo=lambda line: None)
+        figures[name] = run(config, echo=echo)
         echo(f"{name:>11}: accuracy {figures[name]['accuracy']:.3f}, mean fine-tuning loss "
              f"{figures[name]['train_loss']:.3f}, {figures[name]['train_seconds']:.0f} s")
     return figures
