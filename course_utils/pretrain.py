@@ -164,6 +164,36 @@ def evaluate_nll(model, accelerator, batches: list[dict]) -> float:
     return accelerator.reduce(torch.stack(losses).mean(), "mean").item()
 
 
+def held_out_batches(config: PretrainConfig, tokenizer, collator, raw_length: int, rank: int = 0,
+                     world_size: int = 1, micro_batch_size: int | None = None) -> list[dict]:
+    """The fixed held-out batches a run evaluates on: ``eval_batches`` of the validation split, noise seed 0."""
+    micro = micro_batch_size or config.batch_size // (config.gradient_accumulation_steps * world_size)
+    return list(islice(micro_batches(config, tokenizer, collator, raw_length, "validation", rank, world_size, micro,
+                                     seed=0), config.eval_batches))
+
+
+def input_reliance(model, batches: list[dict]) -> dict[str, float]:
+    """Held-out NLL per target token with each row's own input, and with the next row's input instead.
+
+    Span corruption hides words the input's context points to. A model that has only learnt the
+    targets' own patterns (which sentinels, which common words) scores about the same either way;
+    the gap opens once it reads the input, which is what a downstream task needs from the encoder.
+    """
+    import torch
+
+    if any(len(b["input_ids"]) < 2 for b in batches):
+        raise ValueError("input_reliance swaps inputs between rows, so every batch needs at least 2 rows.")
+    model.eval()
+    scores = {"own input": [], "another row's input": []}
+    with torch.no_grad():
+        for b in batches:
+            labels = b["labels"].to(model.device)
+            for name, shift in (("own input", 0), ("another row's input", 1)):
+                input_ids = b["input_ids"].roll(shift, dims=0).to(model.device)
+                scores[name].append(float(model(input_ids=input_ids, labels=labels).loss))
+    return {name: sum(values) / len(values) for name, values in scores.items()}
+
+
 def weights_l2(model) -> float:
     import torch
 
@@ -238,8 +268,7 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
     micro = config.batch_size // (config.gradient_accumulation_steps * world)
     batches = micro_batches(config, tokenizer, collator, raw_length, "train", rank, world, micro, config.seed,
                             skip=start_step * config.gradient_accumulation_steps)  # already trained on
-    held_out = list(islice(micro_batches(config, tokenizer, collator, raw_length, "validation", rank, world, micro,
-                                         seed=0), config.eval_batches))
+    held_out = held_out_batches(config, tokenizer, collator, raw_length, rank, world, micro)
     result = PretrainResult(steps=start_step, processes=world)
     if start_step == 0:
         result.eval_nll[0] = evaluate_nll(model, accelerator, held_out)

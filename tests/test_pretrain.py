@@ -154,3 +154,32 @@ def test_from_pretrained_continues_from_saved_weights(straight):
     saved = load_seq2seq_model(result.model_dir)
     assert all(torch.equal(a, b) for a, b in zip(continued.state_dict().values(), saved.state_dict().values()))
     assert not all(torch.equal(a, b) for a, b in zip(fresh.state_dict().values(), saved.state_dict().values()))
+
+
+def test_input_reliance_against_the_runs_own_evaluation(straight):
+    import torch
+
+    from course_utils.pretrain import held_out_batches, input_reliance
+    from course_utils.span_corruption import span_corruption_collator
+
+    config, result, _ = straight
+    tokenizer = load_tokenizer(config.model_name)
+    collator, raw_length = span_corruption_collator(tokenizer, config.input_length, config.noise_density,
+                                                    config.mean_noise_span_length)
+    batches = held_out_batches(config, tokenizer, collator, raw_length)
+    assert len(batches) == config.eval_batches and len(batches[0]["input_ids"]) == config.batch_size
+    model = load_seq2seq_model(result.model_dir)
+    scores = input_reliance(model, batches)
+    # Own input: the saved model scores what the run measured at its last step on the same held-out rows.
+    assert scores["own input"] == pytest.approx(result.eval_nll[config.total_steps], rel=1e-5)
+    # Another row's input: row i is scored with row i-1's input, by hand.
+    with torch.no_grad():
+        by_hand = [float(model(input_ids=torch.cat([b["input_ids"][-1:], b["input_ids"][:-1]]), labels=b["labels"]).loss)
+                   for b in batches]
+    assert scores["another row's input"] == pytest.approx(sum(by_hand) / len(by_hand), rel=1e-6)
+    # Rows with one and the same input: swapping changes nothing.
+    same = [{"input_ids": b["input_ids"][:1].repeat(len(b["input_ids"]), 1), "labels": b["labels"]} for b in batches]
+    twin = input_reliance(model, same)
+    assert twin["own input"] == twin["another row's input"]
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        input_reliance(model, [{k: v[:1] for k, v in batches[0].items()}])
