@@ -54,7 +54,14 @@ def main(argv: list[str] | None = None) -> int:
 
         changes = {"total_steps": args.pretrain_steps} if args.pretrain_steps else {}
         config = pretrain_config(session.profile, output_dir=f"{scratch}/pretrain", **changes)
-        pretrained = args.pretrained_dir or pretrain(config, echo=lambda line: None).model_dir
+        if args.pretrained_dir:
+            pretrained = args.pretrained_dir
+        else:
+            result = pretrain(config, echo=lambda line: None)
+            pretrained = result.model_dir
+            print("held-out NLL during pretraining, own input / another row's input:")
+            print("  " + "; ".join(f"step {step}: {nll:.3f} / {result.eval_nll_other_input[step]:.3f}"
+                                   for step, nll in result.eval_nll.items()))
         starts = {"pretrained": pretrained, "random init": save_initial_weights(config, f"{scratch}/random")}
         print(f"profile {session.profile.name}: {config.total_steps} pretraining steps; starts {starts}")
         for name, folder in starts.items():

@@ -74,6 +74,7 @@ class PretrainResult:
     steps: int
     train_losses: list[tuple[int, float]] = field(default_factory=list)   # (step, mean loss since last log)
     eval_nll: dict[int, float] = field(default_factory=dict)              # step -> held-out NLL per target token
+    eval_nll_other_input: dict[int, float] = field(default_factory=dict)  # the same, each row given another row's input
     seconds_per_step: float = float("nan")
     model_dir: str = ""
     processes: int = 1
@@ -153,15 +154,17 @@ def micro_batches(config: PretrainConfig, tokenizer, collator, raw_length: int, 
                              f"{raw_length} tokens for this process; add data or lower batch_size.")
 
 
-def evaluate_nll(model, accelerator, batches: list[dict]) -> float:
-    """Mean negative log-likelihood per target token on fixed held-out batches (all targets are equally long)."""
+def evaluate(model, accelerator, batches: list[dict], step: int, result: PretrainResult) -> None:
+    """Held-out NLL per target token (all targets are equally long), with own and with another row's
+    inputs, averaged over processes; into ``result`` and TensorBoard."""
     import torch
 
-    model.eval()
-    with torch.no_grad():
-        losses = [model(**{k: v.to(accelerator.device) for k, v in b.items()}).loss for b in batches]
+    scores = input_reliance(model, batches, accelerator.device)
     model.train()
-    return accelerator.reduce(torch.stack(losses).mean(), "mean").item()
+    mean = {name: accelerator.reduce(torch.tensor(value, device=accelerator.device), "mean").item()
+            for name, value in scores.items()}
+    result.eval_nll[step], result.eval_nll_other_input[step] = mean["own input"], mean["another row's input"]
+    accelerator.log({"eval/nll": mean["own input"], "eval/nll_other_input": mean["another row's input"]}, step=step)
 
 
 def held_out_batches(config: PretrainConfig, tokenizer, collator, raw_length: int, rank: int = 0,
@@ -172,7 +175,7 @@ def held_out_batches(config: PretrainConfig, tokenizer, collator, raw_length: in
                                      seed=0), config.eval_batches))
 
 
-def input_reliance(model, batches: list[dict]) -> dict[str, float]:
+def input_reliance(model, batches: list[dict], device=None) -> dict[str, float]:
     """Held-out NLL per target token with each row's own input, and with the next row's input instead.
 
     Span corruption hides words the input's context points to. A model that has only learnt the
@@ -183,13 +186,14 @@ def input_reliance(model, batches: list[dict]) -> dict[str, float]:
 
     if any(len(b["input_ids"]) < 2 for b in batches):
         raise ValueError("input_reliance swaps inputs between rows, so every batch needs at least 2 rows.")
+    device = device or next(model.parameters()).device
     model.eval()
     scores = {"own input": [], "another row's input": []}
     with torch.no_grad():
         for b in batches:
-            labels = b["labels"].to(model.device)
+            labels = b["labels"].to(device)
             for name, shift in (("own input", 0), ("another row's input", 1)):
-                input_ids = b["input_ids"].roll(shift, dims=0).to(model.device)
+                input_ids = b["input_ids"].roll(shift, dims=0).to(device)
                 scores[name].append(float(model(input_ids=input_ids, labels=labels).loss))
     return {name: sum(values) / len(values) for name, values in scores.items()}
 
@@ -271,8 +275,7 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
     held_out = held_out_batches(config, tokenizer, collator, raw_length, rank, world, micro)
     result = PretrainResult(steps=start_step, processes=world)
     if start_step == 0:
-        result.eval_nll[0] = evaluate_nll(model, accelerator, held_out)
-        accelerator.log({"eval/nll": result.eval_nll[0]}, step=0)
+        evaluate(model, accelerator, held_out, 0, result)
     result = _train(config, accelerator, model, optimizer, scheduler, batches, held_out, start_step, result, echo)
     result.model_dir = _save_model(accelerator, model, tokenizer, config)
     accelerator.end_training()
@@ -315,8 +318,7 @@ def _train(config, accelerator, model, optimizer, scheduler, batches, held_out, 
             result.train_losses.append((step, loss_mean))
             window_losses, window_start = [], time.perf_counter()
         if (config.eval_every and step % config.eval_every == 0) or step == config.total_steps:
-            result.eval_nll[step] = evaluate_nll(model, accelerator, held_out)
-            accelerator.log({"eval/nll": result.eval_nll[step]}, step=step)
+            evaluate(model, accelerator, held_out, step, result)
         maybe_save_checkpoint(accelerator, config, step, force=step == last_step)
     done = last_step - start_step
     result.steps = last_step
@@ -358,7 +360,8 @@ def main(argv: list[str] | None = None) -> int:
     config = PretrainConfig(**vars(parser.parse_args(argv)))
     result = pretrain(config)
     if os.environ.get("RANK", "0") == "0":
-        print(json.dumps({"steps": result.steps, "eval_nll": result.eval_nll, "processes": result.processes,
+        print(json.dumps({"steps": result.steps, "eval_nll": result.eval_nll,
+                          "eval_nll_other_input": result.eval_nll_other_input, "processes": result.processes,
                           "seconds_per_step": result.seconds_per_step, "model_dir": result.model_dir,
                           "train_losses": result.train_losses, "first_batch_checksums": result.first_batch_checksums}),
               flush=True)

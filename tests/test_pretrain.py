@@ -87,10 +87,13 @@ def test_the_loop_logs_learns_and_writes_tensorboard(straight):
 
     config, result, lines = straight
     assert [line.split(" | ")[0] for line in lines] == [f"[train] Step {s} out of 8" for s in (2, 4, 6, 8)]
-    assert sorted(result.eval_nll) == [0, 4, 8] and result.eval_nll[8] < result.eval_nll[0]
+    assert sorted(result.eval_nll) == sorted(result.eval_nll_other_input) == [0, 4, 8]
+    assert result.eval_nll[8] < result.eval_nll[0]
     events = EventAccumulator(str(next(Path(config.output_dir).rglob("events.out.*")).parent))
     events.Reload()
     assert len(events.Scalars("train/loss")) == 4 and len(events.Scalars("eval/nll")) == 3
+    assert [e.value for e in events.Scalars("eval/nll_other_input")] == pytest.approx(
+        list(result.eval_nll_other_input.values()), rel=1e-6)
     assert (Path(result.model_dir) / "config.json").exists()
 
 
@@ -177,6 +180,7 @@ def test_input_reliance_against_the_runs_own_evaluation(straight):
         by_hand = [float(model(input_ids=torch.cat([b["input_ids"][-1:], b["input_ids"][:-1]]), labels=b["labels"]).loss)
                    for b in batches]
     assert scores["another row's input"] == pytest.approx(sum(by_hand) / len(by_hand), rel=1e-6)
+    assert scores["another row's input"] == pytest.approx(result.eval_nll_other_input[config.total_steps], rel=1e-5)
     # Rows with one and the same input: swapping changes nothing.
     same = [{"input_ids": b["input_ids"][:1].repeat(len(b["input_ids"]), 1), "labels": b["labels"]} for b in batches]
     twin = input_reliance(model, same)
