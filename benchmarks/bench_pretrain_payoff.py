@@ -24,18 +24,6 @@ import statistics
 import tempfile
 
 
-def reliance(config, folder: str) -> dict[str, float]:
-    """``input_reliance`` of the model in ``folder`` on ``config``'s held-out rows."""
-    from course_utils.models import load_seq2seq_model, load_tokenizer
-    from course_utils.pretrain import held_out_batches, input_reliance
-    from course_utils.span_corruption import span_corruption_collator
-
-    tokenizer = load_tokenizer(config.model_name)
-    collator, raw_length = span_corruption_collator(tokenizer, config.input_length, config.noise_density,
-                                                    config.mean_noise_span_length)
-    return input_reliance(load_seq2seq_model(folder), held_out_batches(config, tokenizer, collator, raw_length))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="smoke")
@@ -49,8 +37,9 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory() as scratch:
         session = start_session(args.profile, scratch)  # offline switches before the HF imports below
+        from course_utils.models import load_seq2seq_model, load_tokenizer
         from course_utils.payoff import compare_starts, save_initial_weights
-        from course_utils.pretrain import pretrain, pretrain_config
+        from course_utils.pretrain import held_out_batches, input_reliance, pretrain, pretrain_config
 
         changes = {"total_steps": args.pretrain_steps} if args.pretrain_steps else {}
         config = pretrain_config(session.profile, output_dir=f"{scratch}/pretrain", **changes)
@@ -64,8 +53,9 @@ def main(argv: list[str] | None = None) -> int:
                                    for step, nll in result.eval_nll.items()))
         starts = {"pretrained": pretrained, "random init": save_initial_weights(config, f"{scratch}/random")}
         print(f"profile {session.profile.name}: {config.total_steps} pretraining steps; starts {starts}")
+        held_out = held_out_batches(config, load_tokenizer(config.model_name))
         for name, folder in starts.items():
-            scores = reliance(config, folder)
+            scores = input_reliance(load_seq2seq_model(folder), held_out)
             own, other = scores["own input"], scores["another row's input"]
             print(f"{name:>11}: held-out NLL {own:.3f} with each row's own input, {other:.3f} with another "
                   f"row's (gap {other - own:.3f}: how much the model reads its input)")

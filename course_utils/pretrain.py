@@ -160,19 +160,29 @@ def evaluate(model, accelerator, batches: list[dict], step: int, result: Pretrai
     import torch
 
     scores = input_reliance(model, batches, accelerator.device)
-    model.train()
     mean = {name: accelerator.reduce(torch.tensor(value, device=accelerator.device), "mean").item()
             for name, value in scores.items()}
     result.eval_nll[step], result.eval_nll_other_input[step] = mean["own input"], mean["another row's input"]
     accelerator.log({"eval/nll": mean["own input"], "eval/nll_other_input": mean["another row's input"]}, step=step)
 
 
-def held_out_batches(config: PretrainConfig, tokenizer, collator, raw_length: int, rank: int = 0,
-                     world_size: int = 1, micro_batch_size: int | None = None) -> list[dict]:
+def collator_for(config: PretrainConfig, tokenizer):
+    """(span-corruption collator, raw row length) for ``config``'s input length and noise settings."""
+    from .span_corruption import span_corruption_collator
+
+    return span_corruption_collator(tokenizer, config.input_length, config.noise_density, config.mean_noise_span_length)
+
+
+def micro_batch_size(config: PretrainConfig, world_size: int) -> int:
+    """Rows per forward pass on each process."""
+    return config.batch_size // (config.gradient_accumulation_steps * world_size)
+
+
+def held_out_batches(config: PretrainConfig, tokenizer, rank: int = 0, world_size: int = 1) -> list[dict]:
     """The fixed held-out batches a run evaluates on: ``eval_batches`` of the validation split, noise seed 0."""
-    micro = micro_batch_size or config.batch_size // (config.gradient_accumulation_steps * world_size)
-    return list(islice(micro_batches(config, tokenizer, collator, raw_length, "validation", rank, world_size, micro,
-                                     seed=0), config.eval_batches))
+    collator, raw_length = collator_for(config, tokenizer)
+    return list(islice(micro_batches(config, tokenizer, collator, raw_length, "validation", rank, world_size,
+                                     micro_batch_size(config, world_size), seed=0), config.eval_batches))
 
 
 def input_reliance(model, batches: list[dict], device=None) -> dict[str, float]:
@@ -187,6 +197,7 @@ def input_reliance(model, batches: list[dict], device=None) -> dict[str, float]:
     if any(len(b["input_ids"]) < 2 for b in batches):
         raise ValueError("input_reliance swaps inputs between rows, so every batch needs at least 2 rows.")
     device = device or next(model.parameters()).device
+    was_training = model.training
     model.eval()
     scores = {"own input": [], "another row's input": []}
     with torch.no_grad():
@@ -195,6 +206,7 @@ def input_reliance(model, batches: list[dict], device=None) -> dict[str, float]:
             for name, shift in (("own input", 0), ("another row's input", 1)):
                 input_ids = b["input_ids"].roll(shift, dims=0).to(device)
                 scores[name].append(float(model(input_ids=input_ids, labels=labels).loss))
+    model.train(was_training)
     return {name: sum(values) / len(values) for name, values in scores.items()}
 
 
@@ -243,8 +255,6 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
     from .finetune import resolve_precision
     from .models import load_tokenizer
     from .optim import build_optimizer, build_scheduler
-    from .span_corruption import span_corruption_collator
-
     precision = resolve_precision(config.precision)
     accelerator = Accelerator(mixed_precision="bf16" if precision == "bf16" else "no",
                               cpu=not torch.cuda.is_available(), log_with="tensorboard",
@@ -254,8 +264,7 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
         torch.backends.cuda.matmul.allow_tf32 = config.tf32
         torch.backends.cudnn.allow_tf32 = config.tf32
     tokenizer = load_tokenizer(config.model_name)
-    collator, raw_length = span_corruption_collator(tokenizer, config.input_length, config.noise_density,
-                                                    config.mean_noise_span_length)
+    collator, raw_length = collator_for(config, tokenizer)
     model = initial_model(config)
     optimizer = build_optimizer(config.optimizer, model, config.learning_rate, config.weight_decay)
     scheduler = build_scheduler(config.lr_scheduler, optimizer, config.warmup_steps, config.total_steps,
@@ -269,10 +278,10 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
     accelerator.init_trackers("tensorboard")
 
     rank, world = accelerator.process_index, accelerator.num_processes
-    micro = config.batch_size // (config.gradient_accumulation_steps * world)
-    batches = micro_batches(config, tokenizer, collator, raw_length, "train", rank, world, micro, config.seed,
+    batches = micro_batches(config, tokenizer, collator, raw_length, "train", rank, world,
+                            micro_batch_size(config, world), config.seed,
                             skip=start_step * config.gradient_accumulation_steps)  # already trained on
-    held_out = held_out_batches(config, tokenizer, collator, raw_length, rank, world, micro)
+    held_out = held_out_batches(config, tokenizer, rank, world)
     result = PretrainResult(steps=start_step, processes=world)
     if start_step == 0:
         evaluate(model, accelerator, held_out, 0, result)

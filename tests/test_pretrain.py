@@ -163,13 +163,9 @@ def test_input_reliance_against_the_runs_own_evaluation(straight):
     import torch
 
     from course_utils.pretrain import held_out_batches, input_reliance
-    from course_utils.span_corruption import span_corruption_collator
 
     config, result, _ = straight
-    tokenizer = load_tokenizer(config.model_name)
-    collator, raw_length = span_corruption_collator(tokenizer, config.input_length, config.noise_density,
-                                                    config.mean_noise_span_length)
-    batches = held_out_batches(config, tokenizer, collator, raw_length)
+    batches = held_out_batches(config, load_tokenizer(config.model_name))
     assert len(batches) == config.eval_batches and len(batches[0]["input_ids"]) == config.batch_size
     model = load_seq2seq_model(result.model_dir)
     scores = input_reliance(model, batches)
@@ -185,5 +181,8 @@ def test_input_reliance_against_the_runs_own_evaluation(straight):
     same = [{"input_ids": b["input_ids"][:1].repeat(len(b["input_ids"]), 1), "labels": b["labels"]} for b in batches]
     twin = input_reliance(model, same)
     assert twin["own input"] == twin["another row's input"]
+    model.train()
+    input_reliance(model, batches[:1])
+    assert model.training   # the model's mode is left as it was found
     with pytest.raises(ValueError, match="at least 2 rows"):
         input_reliance(model, [{k: v[:1] for k, v in batches[0].items()}])
