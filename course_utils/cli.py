@@ -2,6 +2,7 @@
 
     course run                              # every notebook, smoke profile, outputs/smoke/
     course run --profile full --only 01,03  # two lessons on a GPU node
+    course run --profile full --quick       # every lesson at full size, rows and steps capped: minutes
     course prefetch --profile full          # fill the Hugging Face cache before going offline
 """
 
@@ -33,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="folder of NN_name.ipynb notebooks (default: the course's notebooks/)")
     run.add_argument("--cell-timeout", type=int, default=None,
                      help="seconds a single cell may run before it counts as failed (default: no limit)")
+    run.add_argument("--quick", action="store_true",
+                     help="full architectures and settings, rows and steps capped (profiles.QUICK_CAPS): "
+                          "checks a cluster in minutes before the long run")
 
     pre = sub.add_parser("prefetch", help="download the Hub models and data sets a profile needs")
     pre.add_argument("--profile", choices=PROFILE_NAMES, default="full",
@@ -41,11 +45,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args) -> int:
-    from .models import MissingAssetError
-    from .prefetch import check_offline_assets
+    from .hub import MissingAssetError, check_offline_assets
     from .runner import find_notebooks, run_course, write_report
 
-    profile = get_profile(args.profile)
+    profile = get_profile(args.profile, quick=args.quick)
     out = output_dir(profile.name, args.output_dir)
     try:
         notebooks = find_notebooks(args.notebooks_dir or notebooks_dir(), args.only.split(","))
@@ -56,9 +59,9 @@ def _run(args) -> int:
     if not notebooks:
         print("course run: no notebooks found", file=sys.stderr)
         return 2
-    print(f"Running {len(notebooks)} notebook(s), profile {profile.name}, into {out}")
-    results = run_course(notebooks, profile.name, out, cell_timeout=args.cell_timeout)
-    report = write_report(results, out, profile.name)
+    print(f"Running {len(notebooks)} notebook(s), profile {profile.name}{', quick' if args.quick else ''}, into {out}")
+    results = run_course(notebooks, profile.name, out, cell_timeout=args.cell_timeout, quick=args.quick)
+    report = write_report(results, out, profile.name, args.quick)
     failed = [r for r in results if not r.ok]
     print(f"Report: {report}")
     for r in failed:
@@ -67,7 +70,7 @@ def _run(args) -> int:
 
 
 def _prefetch(args) -> int:
-    from .prefetch import prefetch
+    from .hub import prefetch
 
     profile = get_profile(args.profile)
     fetched = prefetch(profile)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .environment import is_offline
+from .hub import local_data_files, writable_datasets_cache
 from .profiles import DataSource
 
 
@@ -100,21 +102,35 @@ def _load_local(folder: Path, features, streaming: bool):
 
 
 def load_source(source: DataSource, features, streaming: bool = False):
-    """The data set at ``source``, typed with ``features``; local folders and Hub ids alike."""
+    """The data set at ``source``, typed with ``features`` (None: as stored); local folders and Hub ids alike.
+
+    A Hub data set is read from its files in the Hugging Face cache (downloaded first when the
+    Hub is on), so an offline run needs nothing but what ``course prefetch`` fetched. C4 is the
+    exception online: it is streamed from the Hub, which holds far more of it than any cache.
+    """
     folder = Path(source.path)
     if folder.is_dir():
         return _load_local(folder, features, streaming)
+    if streaming and not is_offline():
+        from datasets import load_dataset
+
+        stream = load_dataset(source.path, source.config, streaming=True)
+        return stream if features is None else stream.cast(features)
+    return _load_hub_files(local_data_files(source.path, source.config), features, streaming)
+
+
+def _load_hub_files(files: dict[str, list[str]], features, streaming: bool):
     from datasets import load_dataset
 
-    from .environment import is_offline
-    from .models import MissingAssetError, missing_asset_message
-
-    try:
-        return load_dataset(source.path, source.config, streaming=streaming)
-    except (ConnectionError, FileNotFoundError, OSError) as err:
-        if is_offline():
-            raise MissingAssetError(missing_asset_message([source.path])) from err
-        raise
+    first = next(iter(files.values()))[0]
+    builder = "parquet" if first.endswith(".parquet") else "json"
+    loaded = load_dataset(builder, data_files=files, streaming=streaming, cache_dir=writable_datasets_cache())
+    if features is None:
+        return loaded
+    for split, data in loaded.items():
+        columns = list(data.features) if data.features is not None else list(features)
+        check_columns(columns, features, f"{files[split][0]} ({split})")
+    return loaded.cast(features)
 
 
 def load_imdb(source: DataSource):

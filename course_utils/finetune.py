@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .hardware import resolve_precision
 from .sentiment import LABEL_WORDS
 
 
@@ -86,19 +87,6 @@ class FinetuneResult:
     log_history: list[dict]
     peak_memory_mib: float                # see hardware.peak_memory
     peak_memory_kind: str                 # "cuda_max_allocated" or "process_peak_rss"
-
-
-def resolve_precision(precision: str) -> str:
-    """"bf16" or "fp32". fp16 is refused: T5's activations overflow it (NaN losses)."""
-    import torch
-
-    if precision == "fp16":
-        raise ValueError("precision='fp16' makes T5 overflow (NaN loss); use 'bf16' or 'fp32'.")
-    if precision not in ("auto", "bf16", "fp32"):
-        raise ValueError(f"precision must be 'auto', 'bf16' or 'fp32', got {precision!r}.")
-    if precision == "auto":
-        return "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "fp32"
-    return precision
 
 
 def target_length(tokenizer) -> int:

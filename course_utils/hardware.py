@@ -1,7 +1,9 @@
-"""What this machine offers the course: device, GPU memory, bf16, library versions, DeepSpeed ops.
+"""What this machine offers the course: device, GPU memory, bf16, precision, library versions, DeepSpeed ops.
 
     info = describe_device()          # {"device": "cuda", "gpu_name": "NVIDIA H100 ...", ...}
     require_gpu(info)                 # raises NoGPUError with what to do, when there is none
+    training_device()                 # torch.device("cuda") on a GPU node, else "cpu"
+    resolve_precision("auto")         # "bf16" on a GPU with native bf16, else "fp32"; never fp16
     library_versions()                # {"torch": "2.13.0+cpu", "transformers": "5.23.0", ...}
     deepspeed_ops()                   # {"cpu_adam": True, "fused_adam": False, ...}
 """
@@ -44,19 +46,63 @@ def describe_device() -> dict:
         props = torch.cuda.get_device_properties(0)
         info.update(device="cuda", gpu_count=torch.cuda.device_count(), gpu_name=props.name,
                     gpu_memory_gib=round(props.total_memory / GIB, 1),
-                    # bf16 needs compute capability 8.0 (Ampere) or newer; T5 overflows in fp16.
-                    bf16_supported=bool(torch.cuda.is_bf16_supported()))
+                    bf16_supported=native_bf16())
     elif torch.backends.mps.is_available():
         info.update(device="mps", gpu_count=1, gpu_name="Apple GPU (MPS)")
     return info
 
 
+def native_bf16() -> bool:
+    """True when the CUDA GPU computes in bf16 natively (compute capability 8.0, Ampere, or newer).
+
+    ``torch.cuda.is_bf16_supported()`` alone also says True on a V100 or T4, which only emulate
+    bf16 (slowly): ``including_emulation=False`` asks the real question.
+    """
+    import torch
+
+    return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported(including_emulation=False))
+
+
+def resolve_precision(precision: str) -> str:
+    """"bf16" or "fp32" for a run asking for ``precision`` ("auto", "bf16" or "fp32").
+
+    "auto" is bf16 on a GPU with native bf16, else fp32. fp16 is refused: T5's activations
+    overflow it (NaN losses).
+    """
+    if precision == "fp16":
+        raise ValueError("precision='fp16' makes T5 overflow (NaN loss); use 'bf16' or 'fp32'.")
+    if precision not in ("auto", "bf16", "fp32"):
+        raise ValueError(f"precision must be 'auto', 'bf16' or 'fp32', got {precision!r}.")
+    if precision == "auto":
+        return "bf16" if native_bf16() else "fp32"
+    return precision
+
+
+def training_device():
+    """The device this process trains, evaluates and generates on: its GPU, else the CPU.
+
+    Under a launcher each process owns the GPU numbered by its LOCAL_RANK; a notebook (one
+    process, one visible GPU) gets GPU 0.
+    """
+    import torch
+
+    if not torch.cuda.is_available():
+        return torch.device("cpu")
+    return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+
+
 def require_gpu(info: dict) -> None:
     """Stop with a message that says what to do when ``info`` shows no CUDA GPU."""
     if info["device"] != "cuda":
+        import torch
+
+        build = ("" if torch.version.cuda else
+                 f" This torch ({torch.__version__}) is a CPU-only build: on a GPU node, install the CUDA build "
+                 "(see environment.yml).")
         raise NoGPUError(
-            f"No CUDA GPU is visible (device: {info['device']}). The full profile is meant for a GPU: "
-            "run this on a GPU node, or use the smoke profile (COURSE_PROFILE=smoke) on this machine.")
+            f"No CUDA GPU is visible (device: {info['device']}).{build} The full profile is meant for a GPU: "
+            "run it on a GPU node, set REQUIRE_GPU=0 to run it here anyway (slowly), or use the smoke "
+            "profile (COURSE_PROFILE=smoke) on this machine.")
 
 
 def library_versions(names: tuple[str, ...] = LIBRARIES) -> dict[str, str]:

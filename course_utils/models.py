@@ -2,27 +2,24 @@
 
 A model name is a Hub id (``t5-small``), a local folder, or ``standin:<name>`` for a tiny
 stand-in built from a config (see ``standins.py``). ``resolve_model`` turns the last kind
-into the path of the saved stand-in; everything is then loaded with ``from_pretrained``.
-When the Hub is switched off and a model is not in the cache, the error says so in one
-line and names the fix instead of a long traceback.
+into the path of the saved stand-in; everything is then loaded with ``from_pretrained`` and
+moved to the training device (the GPU when there is one), so evaluation and generation run
+where training does. When the Hub is switched off and a model is not in the cache, the error
+says so in one line and names the fix instead of a long traceback.
+
+    model = load_seq2seq_model("t5-small")              # on hardware.training_device()
+    model = seq2seq_from_config("google/t5-v1_1-base")  # random weights, output layer as published
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 
 from .environment import is_offline
-
-STANDIN_PREFIX = "standin:"
-
-
-class MissingAssetError(RuntimeError):
-    """A model or data set needed offline is not in the local Hugging Face cache."""
-
-
-def missing_asset_message(names: list[str]) -> str:
-    return (f"Not in the local Hugging Face cache and the Hub is off (HF_HUB_OFFLINE=1): "
-            f"{', '.join(names)}. Run `course prefetch --profile full` on a machine with internet access.")
+from .hardware import training_device
+from .hub import STANDIN_PREFIX, MissingAssetError, missing_asset_message
 
 
 def resolve_model(name: str, cache: str | os.PathLike | None = None) -> str:
@@ -34,13 +31,35 @@ def resolve_model(name: str, cache: str | os.PathLike | None = None) -> str:
     return name
 
 
-def _load(loader, name: str, **kwargs):
+class _UntiedHeadNotice(logging.Filter):
+    """Drops transformers' warning that a T5 checkpoint's output layer differs from its embeddings.
+
+    transformers 5 marks every T5 as tied (T5Config forces tie_word_embeddings=True), but T5 v1.1
+    checkpoints have an output layer of their own. from_pretrained then keeps the checkpoint's
+    separate output layer, which is right, and warns that the config says otherwise.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "but both are present in the checkpoints with different values" not in record.getMessage()
+
+
+@contextlib.contextmanager
+def _quiet_untied_head():
+    logger = logging.getLogger("transformers.modeling_utils")
+    notice = _UntiedHeadNotice()
+    logger.addFilter(notice)
     try:
-        return loader.from_pretrained(resolve_model(name), **kwargs)
-    except OSError as err:
-        if is_offline() and not os.path.isdir(name):
-            raise MissingAssetError(missing_asset_message([name])) from err
-        raise
+        yield
+    finally:
+        logger.removeFilter(notice)
+
+
+def _load(loader, name: str, device=None, **kwargs):
+    with _missing_as_one_line(name), _quiet_untied_head():
+        loaded = loader.from_pretrained(resolve_model(name), **kwargs)
+    if hasattr(loaded, "to") and hasattr(loaded, "parameters"):  # a model, not a tokenizer
+        loaded = loaded.to(device or training_device())
+    return loaded
 
 
 def model_options(attn_implementation: str | None) -> dict:
@@ -55,15 +74,74 @@ def load_tokenizer(name: str, **kwargs):
     return _load(AutoTokenizer, name, **kwargs)
 
 
-def load_seq2seq_model(name: str, **kwargs):
-    """An encoder-decoder model such as T5 for ``name``."""
+def load_seq2seq_model(name: str, device=None, **kwargs):
+    """An encoder-decoder model such as T5 for ``name``, on ``device`` (default: the training device)."""
     from transformers import AutoModelForSeq2SeqLM
 
-    return _load(AutoModelForSeq2SeqLM, name, **kwargs)
+    return _load(AutoModelForSeq2SeqLM, name, device, **kwargs)
 
 
-def load_causal_lm(name: str, **kwargs):
-    """A decoder-only model such as GPT-2 for ``name``."""
+def load_causal_lm(name: str, device=None, **kwargs):
+    """A decoder-only model such as GPT-2 for ``name``, on ``device`` (default: the training device)."""
     from transformers import AutoModelForCausalLM
 
-    return _load(AutoModelForCausalLM, name, **kwargs)
+    return _load(AutoModelForCausalLM, name, device, **kwargs)
+
+
+def publishes_tied_embeddings(name: str) -> bool:
+    """What the model's own config.json says about tying the output layer to the embeddings.
+
+    Read from the file itself, because transformers 5's T5Config overwrites the value with True.
+    A published T5 v1.1 config says ``tie_word_embeddings: false``; one that transformers 5 wrote
+    keeps that choice only as ``scale_decoder_outputs: false`` (v1.1 neither ties nor scales).
+    """
+    from transformers import PretrainedConfig
+
+    with _missing_as_one_line(name):
+        raw, _ = PretrainedConfig.get_config_dict(resolve_model(name))
+    return raw.get("tie_word_embeddings", True) is not False and raw.get("scale_decoder_outputs", True) is not False
+
+
+def untie_output_layer(model, std: float | None = None) -> None:
+    """Give a T5 an output layer of its own, as T5 v1.1 and nanoT5 have, initialised as T5 initialises one.
+
+    T5's rule for an untied head is a normal with std = initializer_factor (1.0): that is why a fresh
+    T5 v1.1 starts with losses above 50. The head is also dropped from the model's tying map, so
+    neither save_pretrained nor a later tie_weights() folds it back into the embeddings.
+    """
+    import torch
+
+    vocab, width = model.shared.weight.shape
+    head = torch.nn.Linear(width, vocab, bias=False, device=model.shared.weight.device,
+                           dtype=model.shared.weight.dtype)
+    torch.nn.init.normal_(head.weight, mean=0.0, std=model.config.initializer_factor if std is None else std)
+    model.lm_head = head
+    model.all_tied_weights_keys.pop("lm_head.weight", None)
+
+
+def seq2seq_from_config(name: str, device=None, **kwargs):
+    """A T5 with ``name``'s architecture and seeded-by-the-caller random weights, on the training device.
+
+    A T5 v1.1 config (``tie_word_embeddings: false``) gets its untied output layer back: 247,577,856
+    parameters for google/t5-v1_1-base, not the 222,903,552 transformers 5 would build.
+    """
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM
+
+    with _missing_as_one_line(name):
+        config = AutoConfig.from_pretrained(resolve_model(name))
+    for key, value in kwargs.pop("config_changes", {}).items():
+        setattr(config, key, value)
+    model = AutoModelForSeq2SeqLM.from_config(config, **kwargs)
+    if not publishes_tied_embeddings(name):
+        untie_output_layer(model)
+    return model.to(device or training_device())
+
+
+@contextlib.contextmanager
+def _missing_as_one_line(name: str):
+    try:
+        yield
+    except OSError as err:
+        if is_offline() and not os.path.isdir(name):
+            raise MissingAssetError(missing_asset_message([name])) from err
+        raise

@@ -34,7 +34,7 @@ import numpy as np
 
 @dataclass(frozen=True)
 class PretrainConfig:
-    """One pretraining run. Defaults are nanoT5's T5-base recipe on one A100."""
+    """One pretraining run. The defaults are nanoT5's whole T5-base recipe; the command runs them as they are."""
 
     model_name: str = "google/t5-v1_1-base"  # its config and tokenizer; weights are random unless from_pretrained
     from_pretrained: bool = False          # True: continue from the checkpoint's weights instead
@@ -46,7 +46,7 @@ class PretrainConfig:
     noise_density: float = 0.15            # share of tokens hidden (T5 paper)
     mean_noise_span_length: float = 3.0
     batch_size: int = 128                  # rows per optimizer step, over all processes and accumulation
-    gradient_accumulation_steps: int = 1   # raise it when batch_size does not fit in memory
+    gradient_accumulation_steps: int = 0   # 0: the fewest that fit the GPU's memory (1 on a CPU); or a number
     total_steps: int = 65536               # 2^16 steps x 128 rows x 568 tokens = 4.8 B tokens
     optimizer: str = "adamwscale"          # or "adafactor" (the original T5 recipe)
     learning_rate: float = 2e-2            # large, which the RMS scaling makes safe
@@ -57,11 +57,11 @@ class PretrainConfig:
     grad_clip: float = 1.0
     precision: str = "auto"                # "auto": bf16 where the GPU supports it, else fp32; never fp16
     tf32: bool = True                      # TF32 matmuls on Ampere+ GPUs (no effect elsewhere)
-    compile: bool = False                  # torch.compile the model (GPU; nanoT5's fastest setting with bf16)
+    compile: bool = True                   # torch.compile on a GPU (nanoT5's fastest setting with bf16); skipped on a CPU
     log_every: int = 100
-    eval_every: int = 0                    # 0: evaluate only at the start and the end
-    eval_batches: int = 20                 # held-out batches per evaluation
-    checkpoint_every: int = 0              # 0: a checkpoint only at the end
+    eval_every: int = 5000                 # 0: evaluate only at the start and the end
+    eval_batches: int = 100                # held-out micro-batches per evaluation
+    checkpoint_every: int = 5000           # 0: a checkpoint only at the end; 5,000 steps are about 45 min on an A100
     resume: bool = False                   # continue from <output_dir>/checkpoint
     stop_at_step: int = 0                  # 0: run to total_steps; else stop there (checkpointed), e.g. at a job's time limit
     seed: int = 2137
@@ -78,12 +78,64 @@ class PretrainResult:
     seconds_per_step: float = float("nan")
     model_dir: str = ""
     processes: int = 1
+    gradient_accumulation_steps: int = 1
     first_batch_checksums: list[int] = field(default_factory=list)        # one per process: are shards distinct?
+
+
+# Activation memory of one row for T5 v1.1 base at 512 inputs / 114 targets in bf16: about 0.45 GiB
+# (58 GiB for 128 rows, inside the 50-80 GB this project estimated for a batch of 128).
+# It scales with the model's size and the row's length. An estimate: the GPU rehearsal measures
+# the real peak, and gradient_accumulation_steps can always be set by hand.
+ROW_GIB_T5_BASE, T5_BASE_PARAMETERS, T5_BASE_TOKENS = 0.45, 247_577_856, 512 + 114
+
+
+def rows_that_fit(gpu_gib: float, parameters: int, tokens_per_row: int) -> int:
+    """Rows per forward pass that fit in ``gpu_gib``: 90 % of it, less 16 bytes per parameter of
+    model states (weights, gradients, Adam's two moments, all fp32), shared by the activations."""
+    states_gib = 16 * parameters / 2**30
+    per_row = ROW_GIB_T5_BASE * (parameters / T5_BASE_PARAMETERS) * (tokens_per_row / T5_BASE_TOKENS)
+    return max(int((0.9 * gpu_gib - states_gib) / per_row), 1)
+
+
+def choose_accumulation(batch_size: int, world_size: int, fitting_rows: int) -> int:
+    """The fewest accumulation steps (a divisor of the per-process batch) whose micro-batch fits."""
+    per_process = batch_size // world_size
+    for steps in range(1, per_process + 1):
+        if per_process % steps == 0 and per_process // steps <= fitting_rows:
+            return steps
+    return per_process
+
+
+def resolve_accumulation(config: PretrainConfig, world_size: int, parameters: int) -> PretrainConfig:
+    """``config`` with gradient_accumulation_steps chosen from the GPU's memory when it is 0.
+
+    For example, batch 128 of T5 v1.1 base on one GPU: 24 GB -> 4 steps of 32 rows, 40 or 48 GB -> 2 of 64,
+    80 GB -> 1 of 128, so every GPU runs the same global batch.
+    """
+    import torch
+
+    if config.gradient_accumulation_steps:
+        return config
+    if not torch.cuda.is_available():
+        return dataclasses.replace(config, gradient_accumulation_steps=1)
+    gib = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory / 2**30
+    tokens = config.input_length + collator_lengths(config)[1]
+    steps = choose_accumulation(config.batch_size, world_size, rows_that_fit(gib, parameters, tokens))
+    return dataclasses.replace(config, gradient_accumulation_steps=steps)
+
+
+def collator_lengths(config: PretrainConfig) -> tuple[int, int]:
+    """(raw row length, target length) for ``config``'s input length and noise settings."""
+    from .span_corruption import compute_input_and_target_lengths
+
+    return compute_input_and_target_lengths(config.input_length, config.noise_density, config.mean_noise_span_length)
 
 
 def check_config(config: PretrainConfig, world_size: int) -> None:
     """Fail before any work when the batch arithmetic or a choice cannot work."""
-    per_step = config.gradient_accumulation_steps * world_size
+    if config.batch_size % world_size:
+        raise ValueError(f"batch_size {config.batch_size} is not divisible by {world_size} processes.")
+    per_step = max(config.gradient_accumulation_steps, 1) * world_size
     if config.batch_size % per_step:
         raise ValueError(f"batch_size {config.batch_size} is not divisible by gradient_accumulation_steps "
                          f"{config.gradient_accumulation_steps} x {world_size} processes; pick a multiple of {per_step}.")
@@ -94,17 +146,17 @@ def check_config(config: PretrainConfig, world_size: int) -> None:
 
 
 def build_model(config: PretrainConfig):
-    """T5 from ``model_name``'s config with random weights (or its weights, with from_pretrained)."""
-    from transformers import AutoConfig, AutoModelForSeq2SeqLM
+    """T5 from ``model_name``'s config with random weights (or its weights, with from_pretrained).
 
-    from .models import load_seq2seq_model, model_options, resolve_model
+    T5 v1.1 keeps its untied output layer either way (see models.seq2seq_from_config).
+    """
+    from .models import load_seq2seq_model, model_options, seq2seq_from_config
 
     options = model_options(config.attn_implementation)
     if config.from_pretrained:
         return load_seq2seq_model(config.model_name, **options)
-    model_config = AutoConfig.from_pretrained(resolve_model(config.model_name))
-    model_config.dropout_rate = 0.0  # nanoT5 pretrains without dropout
-    return AutoModelForSeq2SeqLM.from_config(model_config, **options)
+    # nanoT5 pretrains without dropout.
+    return seq2seq_from_config(config.model_name, config_changes={"dropout_rate": 0.0}, **options)
 
 
 def initial_model(config: PretrainConfig):
@@ -174,8 +226,8 @@ def collator_for(config: PretrainConfig, tokenizer):
 
 
 def micro_batch_size(config: PretrainConfig, world_size: int) -> int:
-    """Rows per forward pass on each process."""
-    return config.batch_size // (config.gradient_accumulation_steps * world_size)
+    """Rows per forward pass on each process (accumulation 0, not yet chosen, counts as 1)."""
+    return config.batch_size // (max(config.gradient_accumulation_steps, 1) * world_size)
 
 
 def held_out_batches(config: PretrainConfig, tokenizer, rank: int = 0, world_size: int = 1) -> list[dict]:
@@ -252,7 +304,7 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
     import torch
     from accelerate import Accelerator
 
-    from .finetune import resolve_precision
+    from .hardware import resolve_precision
     from .models import load_tokenizer
     from .optim import build_optimizer, build_scheduler
     precision = resolve_precision(config.precision)
@@ -266,13 +318,18 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
     tokenizer = load_tokenizer(config.model_name)
     collator, raw_length = collator_for(config, tokenizer)
     model = initial_model(config)
+    config = resolve_accumulation(config, accelerator.num_processes, model.num_parameters())
+    check_config(config, accelerator.num_processes)
+    if accelerator.is_main_process:
+        echo(f"{config.batch_size} rows per step = {micro_batch_size(config, accelerator.num_processes)} per forward pass "
+             f"x {config.gradient_accumulation_steps} accumulation x {accelerator.num_processes} process(es)")
     optimizer = build_optimizer(config.optimizer, model, config.learning_rate, config.weight_decay)
     scheduler = build_scheduler(config.lr_scheduler, optimizer, config.warmup_steps, config.total_steps,
                                 config.final_learning_rate)
     # The scheduler is stepped here once per optimizer step; Accelerate would step it once per process.
     model, optimizer = accelerator.prepare(model, optimizer)
     accelerator.register_for_checkpointing(scheduler)
-    if config.compile:
+    if config.compile and accelerator.device.type == "cuda":  # on a CPU compiling costs more than it saves
         model = torch.compile(model)
     start_step = maybe_resume(accelerator, config)
     accelerator.init_trackers("tensorboard")
@@ -282,13 +339,47 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
                             micro_batch_size(config, world), config.seed,
                             skip=start_step * config.gradient_accumulation_steps)  # already trained on
     held_out = held_out_batches(config, tokenizer, rank, world)
-    result = PretrainResult(steps=start_step, processes=world)
+    result = PretrainResult(steps=start_step, processes=world,
+                            gradient_accumulation_steps=config.gradient_accumulation_steps)
     if start_step == 0:
         evaluate(model, accelerator, held_out, 0, result)
     result = _train(config, accelerator, model, optimizer, scheduler, batches, held_out, start_step, result, echo)
     result.model_dir = _save_model(accelerator, model, tokenizer, config)
+    if accelerator.is_main_process:
+        write_result(config, result)
     accelerator.end_training()
     return result
+
+
+RESULT_FILE = "result.json"
+
+
+def write_result(config: PretrainConfig, result: PretrainResult) -> Path:
+    """``<output_dir>/result.json``: the run's config and figures, for ``finished_run`` and for people."""
+    path = Path(config.output_dir) / RESULT_FILE
+    path.write_text(json.dumps({"config": dataclasses.asdict(config), "result": dataclasses.asdict(result)}, indent=1))
+    return path
+
+
+def finished_run(output_dir: str | os.PathLike, model_name: str | None = None) -> tuple[PretrainConfig, PretrainResult] | None:
+    """(config, result) of a run in ``output_dir`` that reached its total_steps and saved its model, else None.
+
+    ``model_name``, when given, must be the architecture the run pretrained.
+    """
+    path = Path(output_dir) / RESULT_FILE
+    if not path.exists():
+        return None
+    saved = json.loads(path.read_text())
+    config = PretrainConfig(**saved["config"])
+    figures = saved["result"]
+    for name in ("eval_nll", "eval_nll_other_input"):  # JSON keys are strings; steps are numbers
+        figures[name] = {int(step): value for step, value in figures[name].items()}
+    figures["train_losses"] = [tuple(pair) for pair in figures["train_losses"]]
+    result = PretrainResult(**figures)
+    done = result.steps >= config.total_steps and (Path(result.model_dir) / "config.json").exists()
+    if not done or (model_name is not None and config.model_name != model_name):
+        return None
+    return config, result
 
 
 def _train(config, accelerator, model, optimizer, scheduler, batches, held_out, start_step, result, echo):
@@ -353,12 +444,14 @@ def _save_model(accelerator, model, tokenizer, config: PretrainConfig) -> str:
 
 
 def pretrain_config(profile, output_dir: str, **changes) -> PretrainConfig:
-    """Lesson 04's run as ``profile`` sizes it."""
-    sizes = {name.removeprefix("pretrain_"): getattr(profile, name)
-             for name in profile.__dataclass_fields__ if name.startswith("pretrain_")}
-    return dataclasses.replace(PretrainConfig(model_name=profile.models["t5_v1_1_base"], data_path=profile.c4.path,
-                                              data_config=profile.c4.config, output_dir=output_dir,
-                                              attn_implementation=profile.attn_implementation, **sizes), **changes)
+    """Lesson 04's run: PretrainConfig's recipe with ``profile.pretrain``'s changes, then ``changes``."""
+    from .configs import checked_replace
+
+    config = PretrainConfig(model_name=profile.models["t5_v1_1_base"], data_path=profile.c4.path,
+                            data_config=profile.c4.config, output_dir=output_dir,
+                            attn_implementation=profile.attn_implementation)
+    config = checked_replace(config, profile.pretrain, "Profile.pretrain setting")
+    return checked_replace(config, changes, "pretraining setting")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -82,10 +82,13 @@ def iter_texts(data_path: str, data_config: str | None, split: str, rank: int = 
 
 
 def _hub_texts(data_path, data_config, split, rank, world_size, column) -> Iterator[str]:
-    from datasets import load_dataset
     from datasets.distributed import split_dataset_by_node
 
-    stream = load_dataset(data_path, data_config, split=split, streaming=True)
+    from .data import load_source
+    from .profiles import DataSource
+
+    # Online, C4 is streamed from the Hub; offline, its prefetched shards are read from the cache.
+    stream = load_source(DataSource(data_path, data_config), None, streaming=True)[split]
     stream = split_dataset_by_node(stream, rank=rank, world_size=world_size)  # whole shards per process
     for number, row in enumerate(stream):
         yield _text_of(row, column, f"{data_path} {split}, document {number}")

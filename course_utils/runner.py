@@ -10,8 +10,10 @@ notebook, cell and error, and the command exits non-zero.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -20,6 +22,7 @@ from pathlib import Path
 from .metrics import forget_metrics, read_metrics
 
 REPORT_FILE = "report.md"
+KERNEL_NAME = "course-python"  # a kernelspec of our own: "python3" may name another interpreter
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,21 @@ def _failure_from(exc: BaseException) -> NotebookFailure:
     return NotebookFailure(cell_index=cell, execution_count=count, error=f"{name}: {value}")
 
 
+def this_interpreter_kernel(folder: Path) -> dict[str, str]:
+    """A kernelspec named KERNEL_NAME under ``folder`` that starts this very interpreter; the JUPYTER_PATH to find it.
+
+    papermill's default kernel, "python3", is looked up along Jupyter's search path, where a
+    user-level kernelspec can point at another Python with other packages. JUPYTER_PATH comes
+    first on that path, and the name is the course's own.
+    """
+    spec = folder / "kernels" / KERNEL_NAME
+    spec.mkdir(parents=True, exist_ok=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": f"course ({sys.executable})", "language": "python"}))
+    return {"JUPYTER_PATH": os.pathsep.join([str(folder), os.environ.get("JUPYTER_PATH", "")]).rstrip(os.pathsep)}
+
+
 def run_notebook(path: Path, output_path: Path, parameters: dict, cell_timeout: int | None,
                  progress: bool) -> NotebookResult:
     """Execute one notebook into ``output_path``; never raises for an error inside the notebook."""
@@ -97,7 +115,7 @@ def run_notebook(path: Path, output_path: Path, parameters: dict, cell_timeout: 
     failure = None
     try:
         papermill.execute_notebook(str(path), str(output_path), parameters=parameters,
-                                   cwd=str(path.parent), kernel_name="python3",
+                                   cwd=str(path.parent), kernel_name=KERNEL_NAME,
                                    progress_bar=progress, execution_timeout=cell_timeout)
     except Exception as exc:  # noqa: BLE001 - any failure is reported, then the run goes on
         failure = _failure_from(exc)
@@ -106,20 +124,25 @@ def run_notebook(path: Path, output_path: Path, parameters: dict, cell_timeout: 
 
 def run_course(notebooks: list[Path], profile_name: str, output_dir: Path,
                cell_timeout: int | None = None, progress: bool | None = None,
-               echo=print) -> list[NotebookResult]:
-    """Run ``notebooks`` one after another into ``output_dir``; return one result each."""
+               echo=print, quick: bool = False) -> list[NotebookResult]:
+    """Run ``notebooks`` one after another into ``output_dir``; return one result each.
+
+    ``quick`` caps rows and steps (profiles.QUICK_CAPS) and keeps everything else.
+    """
     output_dir.mkdir(parents=True, exist_ok=True)
     forget_metrics(output_dir, [p.stem for p in notebooks])
     progress = sys.stderr.isatty() if progress is None else progress
     # The kernel must be this interpreter, whatever `python` means on PATH.
     # No TensorBoard server from an unattended run: the notebook prints the command instead.
     env = {"COURSE_PROFILE": profile_name, "COURSE_OUTPUT_DIR": str(output_dir), "COURSE_SHOW_TENSORBOARD": "0",
+           "COURSE_QUICK": "1" if quick else "0",
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     results = []
-    with _kernel_environment(env):
+    with tempfile.TemporaryDirectory(prefix="course-kernel-") as kernels, \
+            _kernel_environment({**env, **this_interpreter_kernel(Path(kernels))}):
         for i, path in enumerate(notebooks, start=1):
             echo(f"[{i}/{len(notebooks)}] {path.stem} ...", flush=True)
-            params = {"PROFILE": profile_name, "OUTPUT_DIR": str(output_dir)}
+            params = {"PROFILE": profile_name, "OUTPUT_DIR": str(output_dir), "QUICK": "1" if quick else "0"}
             result = run_notebook(path, output_dir / path.name, params, cell_timeout, progress)
             status = "ok" if result.ok else f"FAILED at {result.failure.describe()}"
             echo(f"[{i}/{len(notebooks)}] {path.stem}: {status} ({result.seconds:.1f} s)", flush=True)
@@ -133,12 +156,16 @@ def _format_value(value) -> str:
     return str(value)
 
 
-def render_report(results: list[NotebookResult], metrics: dict, profile_name: str) -> str:
+def render_report(results: list[NotebookResult], metrics: dict, profile_name: str, quick: bool = False) -> str:
     """The markdown report: a summary table, each notebook's figures, then the failures."""
     failed = [r for r in results if not r.ok]
     total = sum(r.seconds for r in results)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [f"# Course run: profile `{profile_name}`", "",
+    title = f"# Course run: profile `{profile_name}`" + (", quick" if quick else "")
+    note = (["**A quick run** (`--quick`): full architectures and settings, rows and steps capped "
+             "(`course_utils/profiles.py`, `QUICK_CAPS`). Its figures check the set-up; they measure nothing "
+             "worth comparing.", ""] if quick else [])
+    lines = [title, "", *note,
              f"{stamp}. {len(results)} notebook(s), {len(failed)} failed, {total:.1f} s in all.", "",
              "| notebook | status | time (s) | figures |", "|---|---|---:|---:|"]
     for r in results:
@@ -159,7 +186,7 @@ def render_report(results: list[NotebookResult], metrics: dict, profile_name: st
     return "\n".join(lines) + "\n"
 
 
-def write_report(results: list[NotebookResult], output_dir: Path, profile_name: str) -> Path:
+def write_report(results: list[NotebookResult], output_dir: Path, profile_name: str, quick: bool = False) -> Path:
     path = output_dir / REPORT_FILE
-    path.write_text(render_report(results, read_metrics(output_dir), profile_name), encoding="utf-8")
+    path.write_text(render_report(results, read_metrics(output_dir), profile_name, quick), encoding="utf-8")
     return path

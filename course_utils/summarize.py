@@ -24,6 +24,10 @@ from .profiles import WarmUp
 from .rouge import newline_sentences, split_sentences
 
 T5_PREFIX = "summarize: "
+# T5 was pretrained and fine-tuned on 512-token inputs. transformers 5 no longer knows that for
+# the original checkpoints, and a Hub tokenizer whose config omits model_max_length reports about
+# 1e30, so truncating "at the tokenizer's length" would not truncate at all.
+T5_MAX_SOURCE_LENGTH = 512
 TLDR = " TL;DR:"  # GPT-2 learned from Reddit posts that a summary follows this
 
 
@@ -33,12 +37,11 @@ def lead_sentences(article: str, count: int = 3) -> str:
 
 
 def summarize_t5(model, tokenizer, articles: Sequence[str], max_new_tokens: int = 64,
-                 max_source_length: int | None = None, num_beams: int = 4, batch_size: int = 8,
+                 max_source_length: int = T5_MAX_SOURCE_LENGTH, num_beams: int = 4, batch_size: int = 8,
                  progress: bool = False, **generation) -> list[str]:
-    """Beam-search summaries; inputs cut to the model's length (``tokenizer.model_max_length``)."""
+    """Beam-search summaries; inputs cut at ``max_source_length`` tokens (T5's 512)."""
     import torch
 
-    max_source_length = max_source_length or tokenizer.model_max_length
     settings = generation_settings(model, max_new_tokens=max_new_tokens, num_beams=num_beams,
                                    do_sample=False, **generation)
     device = next(model.parameters()).device
@@ -177,7 +180,7 @@ def _training_set(objective: str, train_split, tokenizer, max_target_length: int
     if objective == "language_model":  # WarmUp has checked that it is one of the two
         return Dataset.from_dict(language_model_blocks(train_split["article"], tokenizer, block_size=256))
     return tokenize_pairs(train_split, tokenizer, "article", "highlights", T5_PREFIX,
-                          tokenizer.model_max_length, max_target_length)
+                          T5_MAX_SOURCE_LENGTH, max_target_length)
 
 
 def _warm_up(model_name, warmup, train_split, folder, max_target_length, seed, attn_implementation):

@@ -2,6 +2,7 @@
 
     config = load_deepspeed_config(deepspeed_config_path("zero2"), world_size=1,
                                    per_device_batch_size=16, precision="fp32")
+    plain, zero = comparison_configs(profile, "outputs", "zero2")   # lesson 02's fair pair
     launcher_environment()        # in a notebook: RANK, WORLD_SIZE, ... as a launcher would set them
     model_state_table({"t5-base": t5_sizes("t5-base")}, gpus=(1, 8, 64))
 
@@ -12,11 +13,13 @@ start-up (or never), and says what to change.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
 from pathlib import Path
 
+from .finetune import FinetuneConfig, lesson_config
 from .paths import repo_root
 
 CONFIG_NAMES = ("zero1", "zero2", "zero3", "zero2_offload", "zero3_offload")
@@ -33,6 +36,20 @@ def deepspeed_config_path(name: str) -> Path:
     if name not in CONFIG_NAMES:
         raise ValueError(f"Unknown DeepSpeed config {name!r}: choose one of {', '.join(CONFIG_NAMES)}.")
     return repo_root() / "deepspeed_configs" / f"{name}.json"
+
+
+# Both runs of the comparison train in fp32. With bf16 they would not train the same way: the plain
+# Trainer's bf16 is autocast over fp32 weights, while DeepSpeed's bf16 keeps the weights themselves
+# in bf16 (with fp32 copies inside the optimizer), so a loss gap would mix ZeRO with rounding.
+COMPARISON_PRECISION = "fp32"
+
+
+def comparison_configs(profile, output_root: str | os.PathLike, zero_name: str) -> tuple[FinetuneConfig, FinetuneConfig]:
+    """Lesson 01's fine-tune twice, plain and under ``zero_name``: only output_dir and deepspeed differ."""
+    plain = lesson_config(profile, output_dir=str(Path(output_root) / "02_plain"), precision=COMPARISON_PRECISION)
+    zero = dataclasses.replace(plain, output_dir=str(Path(output_root) / f"02_{zero_name}"),
+                               deepspeed=str(deepspeed_config_path(zero_name)))
+    return plain, zero
 
 
 def load_deepspeed_config(path: str | os.PathLike, world_size: int = 1, per_device_batch_size: int = 16,

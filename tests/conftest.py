@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 GUARD_DIR = Path(__file__).resolve().parent / "netguard"
-collect_ignore = ["fixtures", "netguard"]
+collect_ignore = ["fixtures", "netguard", "rehearsal"]
 
 
 def guarded_env(log: Path, **extra) -> dict:

@@ -8,7 +8,7 @@ import time
 from conftest import guarded_env
 
 from course_utils.profiles import get_profile
-from course_utils.prefetch import c4_shard_patterns, hub_assets, prefetch
+from course_utils.hub import c4_shard_patterns, hub_assets, prefetch
 
 
 def _offline_env(tmp_path, log):
@@ -89,11 +89,14 @@ def test_prefetch_asks_for_every_full_asset(monkeypatch):
     calls = []
     monkeypatch.setattr("huggingface_hub.snapshot_download",
                         lambda repo_id, repo_type, allow_patterns: calls.append((repo_id, repo_type, allow_patterns)))
-    monkeypatch.setattr("datasets.load_dataset", lambda path, name=None: calls.append(("prepare", path, name)))
     fetched = prefetch(get_profile("full"), echo=lambda *a, **k: None)
     assert [str(a) for a in fetched] == ["t5-small", "t5-base", "gpt2", "google/t5-v1_1-base",
                                          "stanfordnlp/imdb (default)", "abisee/cnn_dailymail (3.0.0)", "allenai/c4"]
-    assert ("prepare", "stanfordnlp/imdb", None) in calls and ("prepare", "abisee/cnn_dailymail", "3.0.0") in calls
+    # Data sets come as their files in the Hub's layout, which is all the offline run reads.
+    assert ("stanfordnlp/imdb", "dataset", ["plain_text/train-*.parquet", "plain_text/test-*.parquet",
+                                            "plain_text/unsupervised-*.parquet"]) in calls
+    assert ("abisee/cnn_dailymail", "dataset", ["3.0.0/train-*.parquet", "3.0.0/validation-*.parquet",
+                                                "3.0.0/test-*.parquet"]) in calls
     c4 = [c for c in calls if c[0] == "allenai/c4"][0]
     assert c4[1] == "dataset" and len(c4[2]) == 8 + 1
     assert ("t5-small", "model", ["*.json", "*.safetensors", "*.model", "*.txt"]) in calls

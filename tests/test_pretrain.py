@@ -86,6 +86,8 @@ def test_the_loop_logs_learns_and_writes_tensorboard(straight):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     config, result, lines = straight
+    assert lines[0] == "8 rows per step = 8 per forward pass x 1 accumulation x 1 process(es)"
+    lines = lines[1:]
     assert [line.split(" | ")[0] for line in lines] == [f"[train] Step {s} out of 8" for s in (2, 4, 6, 8)]
     assert sorted(result.eval_nll) == sorted(result.eval_nll_other_input) == [0, 4, 8]
     assert result.eval_nll[8] < result.eval_nll[0]
@@ -130,11 +132,14 @@ def test_profiles_size_the_run_and_full_is_nanot5s_recipe():
 
     full = pretrain_config(get_profile("full"), "out")
     assert (full.model_name, full.data_path, full.data_config) == ("google/t5-v1_1-base", "allenai/c4", "en")
-    assert (full.input_length, full.batch_size, full.total_steps, full.warmup_steps) == (512, 128, 65536, 10000)
+    # The notebook's share of the recipe: the recipe's batch and lengths, 6,000 of its 65,536 steps.
+    assert (full.input_length, full.batch_size, full.total_steps, full.warmup_steps) == (512, 128, 6000, 1000)
     assert (full.optimizer, full.lr_scheduler, full.learning_rate, full.compile) == ("adamwscale", "cosine", 2e-2, True)
+    recipe = PretrainConfig()
+    assert (recipe.total_steps, recipe.warmup_steps) == (65536, 10000)
     smoke = pretrain_config(get_profile("smoke"), "out", total_steps=10)
     assert smoke.model_name == "standin:t5-v1_1-base" and smoke.input_length == 128 and smoke.total_steps == 10
-    assert not smoke.compile and smoke.attn_implementation == "eager"
+    assert smoke.attn_implementation == "eager" and smoke.optimizer == recipe.optimizer
 
 
 def test_gradient_accumulation_gives_the_same_run(straight, tmp_path):

@@ -39,7 +39,7 @@ def test_importing_the_package_changes_nothing():
 import json, os, sys, threading
 before = dict(os.environ); threads = threading.active_count()
 import course_utils, course_utils.cli, course_utils.data, course_utils.environment, course_utils.hardware
-import course_utils.metrics, course_utils.models, course_utils.paths, course_utils.prefetch
+import course_utils.metrics, course_utils.models, course_utils.paths, course_utils.hub
 import course_utils.profiles, course_utils.runner, course_utils.standins
 heavy = [m for m in ("torch", "transformers", "datasets", "deepspeed", "papermill") if m in sys.modules]
 print(json.dumps({"env_changed": dict(os.environ) != before, "threads": threading.active_count() - threads,

@@ -1,0 +1,250 @@
+"""Git repositories that look like the Hub's, for the full-profile rehearsal (``make rehearse``).
+
+A Hub-compatible server (olah, see ``hub_server.py``) serves them on the loopback interface, so
+``course prefetch --profile full`` fetches them through huggingface_hub's own code exactly as it
+fetches the real ones. What they hold:
+
+- ``t5-small``, ``t5-base``, ``gpt2`` and ``google/t5-v1_1-base`` with their published configs
+  (full size, seeded random weights, safetensors) and tokenizers of the published sizes trained
+  on the text in ``data/``: T5's has 32,000 pieces plus ``<extra_id_0..99>`` (32,100, in a model
+  vocabulary of 32,128), GPT-2's a 50,257-entry byte-level BPE ending in ``<|endoftext|>``. The
+  corpus supports far fewer pieces than that, so the rest are placeholders that never match text.
+  The T5 tokenizers' configs leave ``model_max_length`` out, as some Hub repos do.
+- ``stanfordnlp/imdb`` (``plain_text`` parquet), ``abisee/cnn_dailymail`` (``3.0.0`` parquet) and
+  ``allenai/c4`` (``en/c4-{train,validation}.NNNNN-of-NNNNN.json.gz``), with the rows of ``data/``
+  in the Hub's file names and formats.
+
+    python tests/rehearsal/hub_repos.py [--root .cache/rehearsal]    # build (or find) them all
+
+Each repo is a plain git repo on branch ``main`` under ``<root>/mirrors/<models|datasets>/<id>``,
+committed with a fixed date so the same recipe always gives the same commit. The set is rebuilt
+only when its fingerprint (this file and ``data/``) changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from course_utils.standins import corpus_files, iter_corpus  # noqa: E402
+
+T5_PIECES, T5_EXTRA_IDS, T5_MODEL_VOCAB = 32_000, 100, 32_128
+GPT2_VOCAB = 50_257
+_T5_COMMON = dict(architectures=["T5ForConditionalGeneration"], d_kv=64, decoder_start_token_id=0, dropout_rate=0.1,
+                  eos_token_id=1, initializer_factor=1.0, is_encoder_decoder=True, layer_norm_epsilon=1e-06,
+                  model_type="t5", n_positions=512, output_past=True, pad_token_id=0,
+                  relative_attention_num_buckets=32, vocab_size=T5_MODEL_VOCAB)
+_T5_SUMMARIZE = {"summarization": {"early_stopping": True, "length_penalty": 2.0, "max_length": 200, "min_length": 30,
+                                   "no_repeat_ngram_size": 3, "num_beams": 4, "prefix": "summarize: "}}
+# The published config.json of each model (the Hub's, as of 2024).
+PUBLISHED_CONFIGS = {
+    "t5-small": {**_T5_COMMON, "d_ff": 2048, "d_model": 512, "num_heads": 8, "num_layers": 6,
+                 "task_specific_params": _T5_SUMMARIZE},
+    "t5-base": {**_T5_COMMON, "d_ff": 3072, "d_model": 768, "num_heads": 12, "num_layers": 12,
+                "task_specific_params": _T5_SUMMARIZE},
+    "google/t5-v1_1-base": {**{k: v for k, v in _T5_COMMON.items() if k != "n_positions"}, "d_ff": 2048,
+                            "d_model": 768, "feed_forward_proj": "gated-gelu", "num_decoder_layers": 12,
+                            "num_heads": 12, "num_layers": 12, "tie_word_embeddings": False},
+    "gpt2": {"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "attn_pdrop": 0.1,
+             "bos_token_id": 50256, "embd_pdrop": 0.1, "eos_token_id": 50256, "initializer_range": 0.02,
+             "layer_norm_epsilon": 1e-05, "model_type": "gpt2", "n_ctx": 1024, "n_embd": 768, "n_head": 12,
+             "n_layer": 12, "n_positions": 1024, "resid_pdrop": 0.1, "summary_activation": None,
+             "summary_first_dropout": 0.1, "summary_proj_to_labels": True, "summary_type": "cls_index",
+             "summary_use_proj": True, "task_specific_params": {"text-generation": {"do_sample": True, "max_length": 50}},
+             "vocab_size": GPT2_VOCAB},
+}
+# Parameters of the published models (model cards; T5 v1.1 with its own output layer).
+PUBLISHED_PARAMETERS = {"t5-small": 60_506_624, "t5-base": 222_903_552, "google/t5-v1_1-base": 247_577_856,
+                        "gpt2": 124_439_808}
+GENERATION_CONFIGS = {"t5": {"decoder_start_token_id": 0, "eos_token_id": 1, "pad_token_id": 0},
+                      "gpt2": {"bos_token_id": 50256, "eos_token_id": 50256}}
+C4_TRAIN_SHARDS = 8  # of the Hub's 1,024: as many as `course prefetch --profile full` takes
+RECIPE = 1           # bump when the build changes in a way the fingerprint does not see
+
+
+def t5_tokenizer(texts):
+    """A T5Tokenizer of T5's published size: pieces trained on ``texts``, placeholders, then the sentinels."""
+    from transformers import T5Tokenizer
+
+    from course_utils.standins import train_t5_tokenizer
+
+    trained = train_t5_tokenizer(texts, extra_ids=0)
+    vocab = trained.backend_tokenizer.to_str()
+    pieces = [tuple(p) for p in json.loads(vocab)["model"]["vocab"]]
+    fillers = [(f"<unused_{i}>", -1e4) for i in range(T5_PIECES - len(pieces))]  # never matched by real text
+    sentinels = [(f"<extra_id_{i}>", 0.0) for i in range(T5_EXTRA_IDS - 1, -1, -1)]
+    return T5Tokenizer(vocab=pieces + fillers + sentinels, extra_ids=T5_EXTRA_IDS)
+
+
+def gpt2_tokenizer(texts):
+    """A GPT2Tokenizer of GPT-2's size: a byte-level BPE trained on ``texts``, placeholders, <|endoftext|> last."""
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import GPT2Tokenizer
+
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(texts, vocab_size=GPT2_VOCAB - 1, min_frequency=2)
+    trained = json.loads(bpe._tokenizer.to_str())["model"]
+    vocab = dict(trained["vocab"])
+    vocab.update({f"<unused_{i}>": i for i in range(len(vocab), GPT2_VOCAB - 1)})
+    vocab["<|endoftext|>"] = GPT2_VOCAB - 1  # id 50256, as in GPT-2
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
+    return GPT2Tokenizer(vocab=vocab, merges=merges, model_max_length=1024, unk_token="<|endoftext|>",
+                         bos_token="<|endoftext|>", eos_token="<|endoftext|>")
+
+
+def write_model_repo(name: str, folder: Path, texts: list[str]) -> None:
+    """Published config, seeded random weights and a trained tokenizer of the published size, in ``folder``."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
+
+    from course_utils.models import untie_output_layer
+
+    published = PUBLISHED_CONFIGS[name]
+    family = published["model_type"]
+    config = AutoConfig.for_model(**published)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        if family == "t5":
+            model = AutoModelForSeq2SeqLM.from_config(config)
+            if published.get("tie_word_embeddings") is False:
+                untie_output_layer(model)
+        else:
+            model = AutoModelForCausalLM.from_config(config)
+    count = sum(p.numel() for p in model.parameters())
+    if count != PUBLISHED_PARAMETERS[name]:
+        raise RuntimeError(f"{name}: built {count:,} parameters, the published model has {PUBLISHED_PARAMETERS[name]:,}.")
+    model.save_pretrained(folder)
+    tokenizer = t5_tokenizer(texts) if family == "t5" else gpt2_tokenizer(texts)
+    tokenizer.save_pretrained(folder)
+    (folder / "config.json").write_text(json.dumps(published, indent=2) + "\n")  # the Hub's file, not transformers 5's
+    (folder / "generation_config.json").write_text(json.dumps(GENERATION_CONFIGS[family], indent=2) + "\n")
+    if family == "t5":  # as in Hub repos whose tokenizer config never set it: transformers 5 then reports ~1e30
+        settings = json.loads((folder / "tokenizer_config.json").read_text())
+        settings.pop("model_max_length", None)
+        (folder / "tokenizer_config.json").write_text(json.dumps(settings, indent=2) + "\n")
+    (folder / "README.md").write_text(f"# {name}\n\nRehearsal copy: published config, random weights.\n")
+
+
+def _rows(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+def _card(pretty: str, configs: list[dict], extra: str = "") -> str:
+    import yaml
+
+    return f"---\n{yaml.safe_dump({'configs': configs}, sort_keys=False)}{extra}---\n# {pretty}\n\nRehearsal copy.\n"
+
+
+def write_imdb(folder: Path) -> None:
+    """stanfordnlp/imdb: plain_text/{train,test,unsupervised}-00000-of-00001.parquet, label a ClassLabel."""
+    from datasets import ClassLabel, Dataset, Features, Value
+
+    features = Features({"text": Value("string"), "label": ClassLabel(names=["neg", "pos"])})
+    (folder / "plain_text").mkdir(parents=True)
+    for split in ("train", "test", "unsupervised"):
+        Dataset.from_list(_rows(ROOT / "data" / "imdb" / f"{split}.jsonl"), features=features).to_parquet(
+            str(folder / "plain_text" / f"{split}-00000-of-00001.parquet"))
+    configs = [{"config_name": "plain_text", "data_files": [{"split": s, "path": f"plain_text/{s}-*"}
+                                                            for s in ("train", "test", "unsupervised")], "default": True}]
+    (folder / "README.md").write_text(_card("IMDB", configs))
+
+
+def write_cnn_dailymail(folder: Path) -> None:
+    """abisee/cnn_dailymail: 3.0.0/{train,validation,test}-NNNNN-of-NNNNN.parquet."""
+    from datasets import Dataset
+
+    (folder / "3.0.0").mkdir(parents=True)
+    for split in ("train", "validation", "test"):
+        Dataset.from_list(_rows(ROOT / "data" / "cnn_dailymail" / f"{split}.jsonl")).to_parquet(
+            str(folder / "3.0.0" / f"{split}-00000-of-00001.parquet"))
+    configs = [{"config_name": "3.0.0", "data_files": [{"split": s, "path": f"3.0.0/{s}-*"}
+                                                       for s in ("train", "validation", "test")]}]
+    (folder / "README.md").write_text(_card("CNN/DailyMail", configs))
+
+
+def write_c4(folder: Path) -> None:
+    """allenai/c4: en/c4-train.NNNNN-of-01024.json.gz (the first few) and en/c4-validation.00000-of-00008.json.gz."""
+    (folder / "en").mkdir(parents=True)
+    train = _rows(ROOT / "data" / "c4" / "train.jsonl")
+    shards = {f"c4-train.{i:05d}-of-01024.json.gz": train[i::C4_TRAIN_SHARDS] for i in range(C4_TRAIN_SHARDS)}
+    shards["c4-validation.00000-of-00008.json.gz"] = _rows(ROOT / "data" / "c4" / "validation.jsonl")
+    for name, rows in shards.items():
+        with gzip.GzipFile(folder / "en" / name, "wb", mtime=0) as handle:  # mtime 0: the same bytes every build
+            handle.write("".join(json.dumps(r) + "\n" for r in rows).encode())
+    configs = [{"config_name": "en", "data_files": [{"split": "train", "path": "en/c4-train.*-of-01024.json.gz"},
+                                                    {"split": "validation", "path": "en/c4-validation.*-of-00008.json.gz"}]}]
+    (folder / "README.md").write_text(_card("C4", configs))
+
+
+DATASETS = {"stanfordnlp/imdb": write_imdb, "abisee/cnn_dailymail": write_cnn_dailymail, "allenai/c4": write_c4}
+
+
+def git_commit(folder: Path) -> str:
+    """Commit ``folder`` as a fresh repo on ``main`` with a fixed date; return the commit."""
+    when = "2024-01-01T00:00:00+00:00"
+    env = dict(os.environ, GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when, GIT_AUTHOR_NAME="rehearsal",
+               GIT_AUTHOR_EMAIL="rehearsal@localhost", GIT_COMMITTER_NAME="rehearsal",
+               GIT_COMMITTER_EMAIL="rehearsal@localhost")
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(folder), *args], check=True, env=env, capture_output=True,
+                              text=True).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    git("config", "core.compression", "0")  # random weights do not compress; storing them plainly is fast
+    git("add", "-A")
+    git("commit", "-q", "-m", "rehearsal copy")
+    return git("rev-parse", "main")
+
+
+def fingerprint() -> str:
+    digest = hashlib.sha256(f"{RECIPE}".encode())
+    for path in [Path(__file__), *sorted((ROOT / "data").rglob("*.jsonl"))]:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def build(root: Path, echo=print) -> Path:
+    """Every repo under ``root / "mirrors"``, built once per fingerprint; returns the mirrors folder."""
+    mirrors, stamp = root / "mirrors", root / "BUILT.json"
+    if stamp.exists() and json.loads(stamp.read_text()).get("fingerprint") == fingerprint():
+        return mirrors
+    shutil.rmtree(mirrors, ignore_errors=True)
+    texts = list(iter_corpus(corpus_files()))
+    commits = {}
+    for name in PUBLISHED_CONFIGS:
+        folder = mirrors / "models" / name
+        folder.mkdir(parents=True)
+        echo(f"building model repo {name} ...", flush=True)
+        write_model_repo(name, folder, texts)
+        commits[f"models/{name}"] = git_commit(folder)
+    for name, writer in DATASETS.items():
+        folder = mirrors / "datasets" / name
+        echo(f"building dataset repo {name} ...", flush=True)
+        writer(folder)
+        commits[f"datasets/{name}"] = git_commit(folder)
+    stamp.write_text(json.dumps({"fingerprint": fingerprint(), "commits": commits}, indent=2))
+    return mirrors
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=ROOT / ".cache" / "rehearsal", help="where the repos are built")
+    args = parser.parse_args()
+    print(build(args.root))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

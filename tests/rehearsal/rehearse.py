@@ -1,0 +1,111 @@
+"""The full profile, rehearsed before a GPU sees it: prefetch from a Hub server on 127.0.0.1, then run offline.
+
+    make rehearse                                   # the whole rehearsal, about 10 minutes on 2 cores
+    .venv/bin/python tests/rehearsal/rehearse.py --work /tmp/rehearsal --only 01,04
+
+1. Build (or reuse) Hub-like repos of the full profile's models and data sets (``hub_repos.py``).
+2. Serve them with olah on a free loopback port; run ``course prefetch --profile full`` against it
+   (``HF_ENDPOINT``) into a fresh ``HF_HOME``, so huggingface_hub writes its own cache; stop olah.
+3. Run ``HF_HUB_OFFLINE=1 course run --profile full --quick`` from that cache, as a compute node
+   without internet would: full architectures and settings, rows and steps capped.
+   Without CUDA, ``REQUIRE_GPU=0`` lets the full profile run on the CPU.
+
+It prints each stage's time and the figures a first full run would want to see, and exits
+with ``course run``'s status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+
+from hub_repos import build  # noqa: E402
+from hub_server import HubServer  # noqa: E402
+
+HUB_SWITCHES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_EVALUATE_OFFLINE", "HF_ENDPOINT")
+
+
+def course(args: list[str], env: dict, log: Path, timeout: float | None = None) -> int:
+    """``course ARGS`` in this interpreter, output to ``log`` (and a tail on failure); its exit status."""
+    with open(log, "w") as handle:
+        done = subprocess.run([sys.executable, "-m", "course_utils.cli", *args], env=env, stdout=handle,
+                              stderr=subprocess.STDOUT, cwd=ROOT, timeout=timeout)
+    if done.returncode:
+        print("".join(log.read_text().splitlines(keepends=True)[-25:]), file=sys.stderr)
+    return done.returncode
+
+
+def base_environment(work: Path) -> dict:
+    """This process's environment with a fresh Hugging Face home and the Hub switches cleared."""
+    import torch
+
+    env = {k: v for k, v in os.environ.items() if k not in HUB_SWITCHES}
+    env.update(HF_HOME=str(work / "hf"), HF_HUB_DISABLE_TELEMETRY="1")
+    if not torch.cuda.is_available():
+        env["REQUIRE_GPU"] = "0"  # the full profile on a CPU: slow, and here on purpose
+    return env
+
+
+def rehearse(work: Path, only: str = "", echo=print) -> int:
+    """The three stages above in ``work``; returns the exit status of the offline course run."""
+    work.mkdir(parents=True, exist_ok=True)
+    env = base_environment(work)
+    start = time.perf_counter()
+    mirrors = build(ROOT / ".cache" / "rehearsal", echo)
+    echo(f"repos ready in {time.perf_counter() - start:.0f} s: {mirrors}", flush=True)
+
+    start = time.perf_counter()
+    with HubServer(mirrors, work) as hub:
+        echo(f"olah serving {mirrors} at {hub.endpoint}", flush=True)
+        status = course(["prefetch", "--profile", "full"], {**env, "HF_ENDPOINT": hub.endpoint}, work / "prefetch.log")
+    echo(f"prefetch: exit {status} in {time.perf_counter() - start:.0f} s (log: {work / 'prefetch.log'})", flush=True)
+    if status:
+        return status
+
+    start = time.perf_counter()
+    offline = {**env, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    run_args = ["run", "--profile", "full", "--quick", "--output-dir", str(work / "outputs")]
+    status = course(run_args + (["--only", only] if only else []), offline, work / "run.log")
+    echo(f"offline quick run: exit {status} in {time.perf_counter() - start:.0f} s (log: {work / 'run.log'})", flush=True)
+    echo_figures(work / "outputs", echo)
+    return status
+
+
+def echo_figures(outputs: Path, echo=print) -> None:
+    """The report's path and the figures a first full run would ask about."""
+    metrics_file = outputs / "metrics.json"
+    if not metrics_file.exists():
+        return
+    metrics = json.loads(metrics_file.read_text())
+    wanted = {"01_t5_small_imdb_finetune": ("model_parameters", "train_seconds_per_step", "device"),
+              "04_nanot5_pretraining": ("model_parameters", "pretrain_seconds_per_step", "gradient_accumulation_steps")}
+    for notebook, names in wanted.items():
+        figures = metrics.get(notebook, {}).get("figures", {})
+        for name in names:
+            if name in figures:
+                echo(f"  {notebook} {name}: {figures[name]['value']} {figures[name]['unit']}")
+    echo(f"report: {outputs / 'report.md'}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=None,
+                        help="folder for the Hugging Face home, logs and outputs (default: a new temporary one)")
+    parser.add_argument("--only", default="", help="notebooks to run, e.g. 01,04 (default: all)")
+    args = parser.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="course-rehearsal-"))
+    return rehearse(work.resolve(), args.only)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
