@@ -7,11 +7,11 @@ launched by ``deepspeed``/``accelerate launch``) need lives here, one module per
 - ``environment`` offline switches and the notebook session (set-up as an explicit call)
 - ``data``        loaders for IMDB, CNN/DailyMail and C4, from the Hub or from ``data/``
 - ``standins``    tiny stand-in models built from configs, saved and loaded by path
-- ``models``      model and tokenizer loading with a clear error when offline and missing
-- ``hardware``    what device and library stack this machine has
+- ``models``      model and tokenizer loading onto the training device; T5 v1.1's untied output layer
+- ``hardware``    what device and library stack this machine has; precision and the training device
 - ``metrics``     each notebook's key figures, recorded into ``metrics.json``
 - ``runner``      executes the notebooks with papermill and writes ``report.md``
-- ``prefetch``    downloads what the full profile needs, for clusters without internet
+- ``hub``         the Hugging Face cache: prefetch, what is there offline, its one-line error
 - ``cli``         the ``course`` command
 
 Importing this package changes nothing: no environment variables, seeds or downloads.

@@ -331,7 +331,7 @@ def test_quick_caps_rows_and_steps_and_keeps_the_rest():
     assert (config.input_length, config.total_steps, config.batch_size, config.gradient_accumulation_steps) == (512, 2, 4, 2)
     assert config.compile and config.learning_rate == PretrainConfig().learning_rate
     smoke_quick = get_profile("smoke", quick=True)  # a cap never raises a value
-    assert smoke_quick.pretrain["input_length"] == 128 and smoke_quick.finetune_max_train_rows == 32
+    assert smoke_quick.pretrain["input_length"] == 128 and smoke_quick.finetune_max_train_rows == 8
 
 
 def test_a_quick_report_says_so():
@@ -339,3 +339,21 @@ def test_a_quick_report_says_so():
 
     assert "quick" in render_report([], {}, "full", quick=True).splitlines()[0]
     assert "quick" not in render_report([], {}, "full").lower()
+
+
+# The GPU check's step timer, on the stand-ins at tiny sizes (the same functions `make rehearse` runs on a GPU)
+
+def test_the_step_timer_runs_the_course_code_and_reports_what_it_ran():
+    import time
+
+    from step_times import finetune_step_seconds, pretrain_step_seconds
+
+    start = time.perf_counter()
+    finetune = finetune_step_seconds("standin:t5-small", batch_size=2, length=16, steps=3, attn_implementation="eager")
+    config = pretrain_config(get_profile("smoke"), "unused", input_length=32, batch_size=4, gradient_accumulation_steps=2)
+    pretraining = pretrain_step_seconds(config, steps=3)
+    wall = time.perf_counter() - start
+    assert (finetune["steps"], finetune["batch"], finetune["precision"]) == (3, "2 x 16", "fp32")
+    assert (pretraining["steps"], pretraining["batch"], pretraining["gradient_accumulation_steps"]) == (3, "4 x 32", 2)
+    for row in (finetune, pretraining):
+        assert 0 < row["seconds_per_step"] < wall and 0 < row["first_step_seconds"] < wall

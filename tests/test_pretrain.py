@@ -1,5 +1,6 @@
 """Pretraining: data sources, the loop's log line, resume equivalence, and 2 processes on a CPU."""
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -191,3 +192,26 @@ def test_input_reliance_against_the_runs_own_evaluation(straight):
     assert model.training   # the model's mode is left as it was found
     with pytest.raises(ValueError, match="at least 2 rows"):
         input_reliance(model, [{k: v[:1] for k, v in batches[0].items()}])
+
+
+def test_a_finished_run_is_found_with_its_own_settings_and_figures(straight):
+    from course_utils.pretrain import finished_run
+
+    config, result, _ = straight
+    found = finished_run(config.output_dir, model_name=config.model_name)
+    assert found is not None
+    found_config, found_result = found
+    # The settings it ran with (accumulation as chosen); the downstream comparison's random start follows from them.
+    assert found_config == dataclasses.replace(config, gradient_accumulation_steps=result.gradient_accumulation_steps)
+    assert found_result.eval_nll == result.eval_nll and found_result.train_losses == result.train_losses
+    assert found_result.model_dir == result.model_dir and found_result.steps == config.total_steps
+    assert finished_run(config.output_dir, model_name="google/t5-v1_1-base") is None  # another architecture
+
+
+def test_a_stopped_run_is_not_a_finished_one(tmp_path):
+    from course_utils.pretrain import finished_run
+
+    config = PretrainConfig(**{**TINY, "stop_at_step": 2}, output_dir=str(tmp_path))
+    pretrain(config, echo=lambda _: None)
+    assert (tmp_path / "result.json").exists() and finished_run(tmp_path) is None
+    assert finished_run(tmp_path / "nothing-here") is None

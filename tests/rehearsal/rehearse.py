@@ -9,9 +9,11 @@
 3. Run ``HF_HUB_OFFLINE=1 course run --profile full --quick`` from that cache, as a compute node
    without internet would: full architectures and settings, rows and steps capped.
    Without CUDA, ``REQUIRE_GPU=0`` lets the full profile run on the CPU.
+4. With CUDA, the GPU check: seconds per step at the full sizes (``step_times.py``): the t5-small
+   fine-tune at batch 16 x 512 and the T5 v1.1 base pretraining step at batch 128, bf16 and compile.
 
 It prints each stage's time and the figures a first full run would want to see, and exits
-with ``course run``'s status.
+with the first failing stage's status.
 """
 
 from __future__ import annotations
@@ -78,7 +80,32 @@ def rehearse(work: Path, only: str = "", echo=print) -> int:
     status = course(run_args + (["--only", only] if only else []), offline, work / "run.log")
     echo(f"offline quick run: exit {status} in {time.perf_counter() - start:.0f} s (log: {work / 'run.log'})", flush=True)
     echo_figures(work / "outputs", echo)
-    return status
+    if status:
+        return status
+    return gpu_check(offline, work, echo)
+
+
+def gpu_check(env: dict, work: Path, echo=print) -> int:
+    """Seconds per step at the full sizes, on the GPU; a line saying why not, without one."""
+    import torch
+
+    if not torch.cuda.is_available():
+        echo("GPU check skipped: no CUDA GPU here (it times full-size steps: batch 16 x 512 and 128 x 512).")
+        return 0
+    log = work / "step_times.log"
+    with open(log, "w") as handle:
+        done = subprocess.run([sys.executable, str(HERE / "step_times.py")], env=env, stdout=subprocess.PIPE,
+                              stderr=handle, text=True, cwd=ROOT)
+    if done.returncode:
+        echo(f"GPU check failed with exit {done.returncode}; see {log}")
+        return done.returncode
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    for stage, row in figures.items():
+        echo(f"  {stage}: {row['seconds_per_step']:.3f} s per step ({row['model']}, batch {row['batch']}, "
+             f"{row['precision']}, first step {row['first_step_seconds']:.1f} s, peak {row['peak_memory_mib']:.0f} MiB)"
+             + (f", accumulation {row['gradient_accumulation_steps']}, compiled {row['compiled']}" if stage == "pretrain" else ""))
+    (work / "step_times.json").write_text(json.dumps(figures, indent=1))
+    return 0
 
 
 def echo_figures(outputs: Path, echo=print) -> None:
@@ -86,14 +113,20 @@ def echo_figures(outputs: Path, echo=print) -> None:
     metrics_file = outputs / "metrics.json"
     if not metrics_file.exists():
         return
-    metrics = json.loads(metrics_file.read_text())
-    wanted = {"01_t5_small_imdb_finetune": ("model_parameters", "train_seconds_per_step", "device"),
-              "04_nanot5_pretraining": ("model_parameters", "pretrain_seconds_per_step", "gradient_accumulation_steps")}
-    for notebook, names in wanted.items():
-        figures = metrics.get(notebook, {}).get("figures", {})
-        for name in names:
-            if name in figures:
-                echo(f"  {notebook} {name}: {figures[name]['value']} {figures[name]['unit']}")
+    figures = {name: {k: v["value"] for k, v in entry["figures"].items()}
+               for name, entry in json.loads(metrics_file.read_text()).items()}
+    device = figures.get("00_gpu_check", {}).get("device", "?")
+    finetune = figures.get("01_t5_small_imdb_finetune", {})
+    if finetune:
+        echo(f"  lesson 01 on {device}: {finetune['model_parameters']:,} parameters, {finetune['train_steps']} steps "
+             f"in {finetune['train_time']} s ({finetune['train_time'] / finetune['train_steps']:.1f} s per step), "
+             f"{finetune['train_rows']} reviews")
+    pretraining = figures.get("04_nanot5_pretraining", {})
+    if pretraining:
+        echo(f"  lesson 04 on {device}: {pretraining['model_parameters']:,} parameters, rows of "
+             f"{pretraining['raw_row_length']} tokens, {pretraining['pretrain_steps']} steps at "
+             f"{pretraining['pretrain_seconds_per_step']:.1f} s each, accumulating "
+             f"{pretraining['gradient_accumulation_steps']} micro-batches")
     echo(f"report: {outputs / 'report.md'}")
 
 

@@ -1,0 +1,120 @@
+"""What the full profile costs on one GPU: each notebook's training FLOPs, and their time on an A100 and an H100/H200.
+
+    python benchmarks/full_run_cost.py          # prints the arithmetic and a markdown table
+
+FLOPs. A token that passes through W weights costs 2·W FLOPs forward and 4·W backward, so training
+costs 6·W per token (Kaplan et al., 2020), plus attention's own products: 4·d_attn·n per token and
+layer for n attended positions, forward (QKᵀ and AV), tripled for training. W counts each stack's
+matrices: the encoder's for input tokens, the decoder's and the output layer's for target tokens.
+Embedding look-ups are free. The architectures are the published configs, built on PyTorch's meta
+device (no weights, no download).
+
+Time. FLOPs / (peak × utilisation). Peaks are NVIDIA's dense bf16 figures: A100 312 TFLOP/s,
+H100 SXM and H200 989 TFLOP/s. The utilisation is measured, not assumed: nanoT5's T5 v1.1 base step
+(batch 128 × 512 inputs / 114 targets, bf16 + compile) took 0.56 s on an A100, and this script
+computes that step's FLOPs and divides. Applying nanoT5's utilisation to the smaller models and
+batches of the other lessons is optimistic (small matrices use a GPU less well), so read those
+rows as a floor. Generation (notebook 01's accuracy, notebook 03's summaries) is bound by the time
+of each decoding step rather than by FLOPs; ``make rehearse`` on a GPU measures the training steps
+(tests/rehearsal/step_times.py) and is the figure to trust once it has run.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "rehearsal"))
+
+from hub_repos import PUBLISHED_CONFIGS  # noqa: E402
+
+PEAK_TFLOPS = {"A100": 312.0, "H100/H200": 989.0}
+NANOT5_SECONDS_PER_STEP_A100 = 0.56           # nanoT5's README: bf16 + torch.compile, one A100
+IMDB_TRAIN, IMDB_TEST = 25_000, 25_000
+# Assumed: T5 pieces per IMDB review after the 512 cut (about 230 words at ~1.3 pieces per word).
+# Notebook 01's histogram shows the real figure on your run; the time scales with it.
+IMDB_MEAN_TOKENS = 300
+ANSWER_TOKENS = 3                               # "positive" / "negative" and </s>
+NOTEBOOK_PRETRAIN_STEPS, RECIPE_STEPS, BATCH, INPUTS, TARGETS = 6000, 65536, 128, 512, 114
+
+
+def t5_weights(name: str) -> dict[str, int]:
+    """Matrix weights per token of the encoder stack, the decoder stack and the output layer; widths."""
+    import torch
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM
+
+    from course_utils.models import untie_output_layer
+
+    config = AutoConfig.for_model(**PUBLISHED_CONFIGS[name])
+    with torch.device("meta"):
+        model = AutoModelForSeq2SeqLM.from_config(config)
+        if PUBLISHED_CONFIGS[name].get("tie_word_embeddings") is False:
+            untie_output_layer(model)
+
+    def matrices(module) -> int:
+        return sum(p.numel() for n, p in module.named_parameters() if p.dim() == 2 and "embed_tokens" not in n
+                   and "relative_attention_bias" not in n)
+
+    return {"encoder": matrices(model.encoder), "decoder": matrices(model.decoder),
+            "output": model.lm_head.weight.numel(), "layers": config.num_layers, "inner": config.num_heads * config.d_kv}
+
+
+def training_flops(w: dict, inputs: int, targets: int) -> float:
+    """FLOPs of one training row: 6·W per token, plus attention (encoder self, decoder self and cross)."""
+    matmuls = 6 * (w["encoder"] * inputs + (w["decoder"] + w["output"]) * targets)
+    attention = 3 * 4 * w["inner"] * w["layers"] * (inputs * inputs + targets * targets + targets * inputs)
+    return matmuls + attention
+
+
+def forward_flops(w: dict, inputs: int, targets: int) -> float:
+    return training_flops(w, inputs, targets) / 3
+
+
+def utilisation() -> float:
+    step = BATCH * training_flops(t5_weights("google/t5-v1_1-base"), INPUTS, TARGETS)
+    return step / NANOT5_SECONDS_PER_STEP_A100 / (PEAK_TFLOPS["A100"] * 1e12)
+
+
+def notebook_flops() -> dict[str, float]:
+    """Training (and scoring-forward) FLOPs of each full-profile notebook."""
+    small, v11 = t5_weights("t5-small"), t5_weights("google/t5-v1_1-base")
+    epoch_small = IMDB_TRAIN * training_flops(small, IMDB_MEAN_TOKENS, ANSWER_TOKENS)
+    score_small = IMDB_TEST * forward_flops(small, IMDB_MEAN_TOKENS, ANSWER_TOKENS)
+    epoch_v11 = IMDB_TRAIN * training_flops(v11, IMDB_MEAN_TOKENS, ANSWER_TOKENS)
+    score_v11 = IMDB_TEST * forward_flops(v11, IMDB_MEAN_TOKENS, ANSWER_TOKENS)
+    pretrain_step = BATCH * training_flops(v11, INPUTS, TARGETS)
+    return {
+        "01 (1 epoch of t5-small, accuracy twice)": epoch_small + 2 * score_small,
+        "02 (the same, plain and under ZeRO)": 2 * (epoch_small + score_small),
+        "04 (6,000 pretraining steps, 2 fine-tunes of T5 v1.1 base)": NOTEBOOK_PRETRAIN_STEPS * pretrain_step
+        + 2 * (epoch_v11 + score_v11),
+        "the recipe's command (65,536 steps)": RECIPE_STEPS * pretrain_step,
+    }
+
+
+def main() -> int:
+    share = utilisation()
+    v11 = t5_weights("google/t5-v1_1-base")
+    step = BATCH * training_flops(v11, INPUTS, TARGETS)
+    print(f"T5 v1.1 base: {v11['encoder']:,} encoder + {v11['decoder']:,} decoder + {v11['output']:,} output weights")
+    print(f"nanoT5's step: {BATCH} rows x training_flops = {step:.3e} FLOPs; in {NANOT5_SECONDS_PER_STEP_A100} s on an "
+          f"A100 that is {step / NANOT5_SECONDS_PER_STEP_A100 / 1e12:.0f} TFLOP/s = {share:.0%} of its "
+          f"{PEAK_TFLOPS['A100']:.0f} TFLOP/s peak")
+    print(f"t5-small, one IMDB epoch: {IMDB_TRAIN:,} reviews x {IMDB_MEAN_TOKENS} tokens (assumed mean) -> "
+          f"{IMDB_TRAIN * training_flops(t5_weights('t5-small'), IMDB_MEAN_TOKENS, ANSWER_TOKENS):.2e} FLOPs\n")
+    print("| notebook | FLOPs | " + " | ".join(f"{gpu} at {share:.0%} of peak" for gpu in PEAK_TFLOPS) + " |")
+    print("|---|---:|" + "---:|" * len(PEAK_TFLOPS))
+    for name, flops in notebook_flops().items():
+        times = [flops / (peak * 1e12 * share) for peak in PEAK_TFLOPS.values()]
+        print(f"| {name} | {flops:.2e} | " + " | ".join(_duration(t) for t in times) + " |")
+    return 0
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
