@@ -120,17 +120,22 @@ def load_source(source: DataSource, features, streaming: bool = False):
 
 
 def _load_hub_files(files: dict[str, list[str]], features, streaming: bool):
-    from datasets import load_dataset
+    # Dataset.from_parquet / from_json, not load_dataset("parquet" / "json"): the latter reports each
+    # load to a usage counter on the network unless HF_DATASETS_OFFLINE is set, and a compute node
+    # told only HF_HUB_OFFLINE=1 would try it.
+    from datasets import Dataset, DatasetDict, IterableDatasetDict
 
-    first = next(iter(files.values()))[0]
-    builder = "parquet" if first.endswith(".parquet") else "json"
-    loaded = load_dataset(builder, data_files=files, streaming=streaming, cache_dir=writable_datasets_cache())
-    if features is None:
-        return loaded
-    for split, data in loaded.items():
-        columns = list(data.features) if data.features is not None else list(features)
-        check_columns(columns, features, f"{files[split][0]} ({split})")
-    return loaded.cast(features)
+    cache = writable_datasets_cache()
+    splits = {}
+    for split, paths in files.items():
+        reader = Dataset.from_parquet if paths[0].endswith(".parquet") else Dataset.from_json
+        data = reader(paths, streaming=streaming, cache_dir=cache)  # several files stay several shards
+        if features is not None:
+            columns = list(data.features) if data.features is not None else list(features)
+            check_columns(columns, features, f"{paths[0]} ({split})")
+            data = data.cast(features)
+        splits[split] = data
+    return (IterableDatasetDict if streaming else DatasetDict)(splits)
 
 
 def load_imdb(source: DataSource):

@@ -92,7 +92,9 @@ def start_session(profile_name: str = "smoke", output_dir: str | os.PathLike | N
     """Set up a notebook run: pick the profile (capped when ``quick``), go offline if it says so, keep
     one GPU, stop when a required GPU is missing (unless ``check_gpu`` is False), create the output folder."""
     profile = get_profile(profile_name, quick=quick)
-    changed = configure_offline(profile.offline)
+    # Smoke is always offline. In full, HF_HUB_OFFLINE=1 (a compute node without internet) switches
+    # the other libraries off too: datasets, for one, would otherwise still report loads over the network.
+    changed = configure_offline(profile.offline or is_offline())
     changed.update(one_gpu())
     if check_gpu and gpu_required(profile, require_gpu):
         from .hardware import describe_device

@@ -203,7 +203,9 @@ def run(config: FinetuneConfig, echo=print) -> dict:
     for reason, count in dropped.items():
         echo(f"left out: {count} rows ({reason})")
     tokenizer = load_tokenizer(config.model_name)
-    model = load_seq2seq_model(config.model_name, **load_options(config))
+    # Under DeepSpeed the model stays on the CPU until DeepSpeed places it: ZeRO-3 and offload exist so
+    # that a model too large for one GPU never has to sit on one whole.
+    model = load_seq2seq_model(config.model_name, device="cpu" if config.deepspeed else None, **load_options(config))
     answer_length = target_length(tokenizer)  # training targets and generated answers alike
     train_set = tokenize_for_seq2seq(splits["train"], tokenizer, config.task_prefix,
                                      config.max_source_length, answer_length)

@@ -102,26 +102,28 @@ def publishes_tied_embeddings(name: str) -> bool:
     return raw.get("tie_word_embeddings", True) is not False and raw.get("scale_decoder_outputs", True) is not False
 
 
-def untie_output_layer(model, std: float | None = None) -> None:
+def untie_output_layer(model) -> None:
     """Give a T5 an output layer of its own, as T5 v1.1 and nanoT5 have, initialised as T5 initialises one.
 
     T5's rule for an untied head is a normal with std = initializer_factor (1.0): that is why a fresh
     T5 v1.1 starts with losses above 50. The head is also dropped from the model's tying map, so
-    neither save_pretrained nor a later tie_weights() folds it back into the embeddings.
+    save_pretrained stores it and from_pretrained keeps it. (An explicit ``model.tie_weights()``
+    would tie it again, because transformers 5's config says "tied"; nothing in the course calls it.)
     """
     import torch
 
     vocab, width = model.shared.weight.shape
     head = torch.nn.Linear(width, vocab, bias=False, device=model.shared.weight.device,
                            dtype=model.shared.weight.dtype)
-    torch.nn.init.normal_(head.weight, mean=0.0, std=model.config.initializer_factor if std is None else std)
+    torch.nn.init.normal_(head.weight, mean=0.0, std=model.config.initializer_factor)
     model.lm_head = head
     model.all_tied_weights_keys.pop("lm_head.weight", None)
 
 
-def seq2seq_from_config(name: str, device=None, **kwargs):
-    """A T5 with ``name``'s architecture and seeded-by-the-caller random weights, on the training device.
+def seq2seq_from_config(name: str, device=None, config_changes: dict | None = None, **kwargs):
+    """A T5 with ``name``'s architecture and random weights (seed them first), on the training device.
 
+    ``config_changes`` are set on the config before the model is built (e.g. ``{"dropout_rate": 0.0}``).
     A T5 v1.1 config (``tie_word_embeddings: false``) gets its untied output layer back: 247,577,856
     parameters for google/t5-v1_1-base, not the 222,903,552 transformers 5 would build.
     """
@@ -129,7 +131,7 @@ def seq2seq_from_config(name: str, device=None, **kwargs):
 
     with _missing_as_one_line(name):
         config = AutoConfig.from_pretrained(resolve_model(name))
-    for key, value in kwargs.pop("config_changes", {}).items():
+    for key, value in (config_changes or {}).items():
         setattr(config, key, value)
     model = AutoModelForSeq2SeqLM.from_config(config, **kwargs)
     if not publishes_tied_embeddings(name):

@@ -16,7 +16,7 @@ import torch
 
 from course_utils import hub
 from course_utils.data import load_imdb
-from course_utils.environment import gpu_required, one_gpu, start_session
+from course_utils.environment import OFFLINE_VARIABLES, gpu_required, one_gpu, start_session
 from course_utils.hardware import NoGPUError, resolve_precision, training_device
 from course_utils.models import load_seq2seq_model, load_tokenizer, publishes_tied_embeddings, seq2seq_from_config
 from course_utils.pretrain import (PretrainConfig, choose_accumulation, pretrain_config, resolve_accumulation,
@@ -185,6 +185,24 @@ def test_the_full_session_stops_without_a_gpu(tmp_path, monkeypatch):
         start_session("full", tmp_path)
     assert start_session("full", tmp_path, require_gpu="0").profile.name == "full"
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)  # restore what one_gpu set
+
+
+def test_switching_the_hub_off_switches_every_library_off(tmp_path):
+    import subprocess
+
+    code = f"""
+import json, os
+for key in {sorted(OFFLINE_VARIABLES)!r}:
+    os.environ.pop(key, None)
+os.environ["HF_HUB_OFFLINE"] = "1"  # all a cluster user sets
+from course_utils.environment import start_session
+session = start_session("full", {str(tmp_path)!r}, require_gpu="0")
+print(json.dumps(session.environment))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    changed = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {k: v for k, v in changed.items() if k != "CUDA_VISIBLE_DEVICES"} == {
+        k: v for k, v in OFFLINE_VARIABLES.items() if k != "HF_HUB_OFFLINE"}
 
 
 def test_a_cpu_build_of_torch_is_named(monkeypatch):

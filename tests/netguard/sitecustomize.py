@@ -9,6 +9,8 @@ then assert the log is empty: the smoke profile never touched the network.
 import ipaddress
 import os
 import socket
+import sys
+import traceback
 
 _LOG = os.environ.get("COURSE_NETGUARD_LOG")
 _LOCAL_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", ""}
@@ -28,8 +30,12 @@ def _is_local(host) -> bool:
 
 def _refuse(kind: str, target) -> None:
     if _LOG:
+        # Who tried: the process's command line and the last frames of the call, so the log names the culprit.
+        plumbing = ("httpx", "httpcore", "urllib3", "requests", "socket.py", "ssl.py", "sitecustomize")
+        callers = [f for f in traceback.format_stack(limit=60)[:-2] if not any(p in f.split(",")[0] for p in plumbing)]
+        frames = "".join(callers[-8:])
         with open(_LOG, "a", encoding="utf-8") as handle:
-            handle.write(f"{os.getpid()} {kind} {target!r}\n")
+            handle.write(f"{os.getpid()} {kind} {target!r} in {' '.join(sys.argv)[:200]}\n{frames}")
     raise OSError(f"network blocked by the course's test guard: {kind} {target!r}")
 
 

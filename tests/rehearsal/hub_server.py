@@ -82,7 +82,8 @@ class HubServer:
     """olah on a free loopback port for the lifetime of a ``with`` block; its log in ``work_dir``."""
 
     def __init__(self, mirrors: Path, work_dir: Path, port: int | None = None):
-        self.mirrors, self.work_dir, self.port = Path(mirrors), Path(work_dir), port or free_port()
+        self.mirrors, self.work_dir = Path(mirrors).resolve(), Path(work_dir).resolve()
+        self.port = port or free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.log_path = self.work_dir / "olah.log"
         self._process: subprocess.Popen | None = None
