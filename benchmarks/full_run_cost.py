@@ -38,6 +38,13 @@ IMDB_TRAIN, IMDB_TEST = 25_000, 25_000
 IMDB_MEAN_TOKENS = 300
 ANSWER_TOKENS = 3                               # "positive" / "negative" and </s>
 NOTEBOOK_PRETRAIN_STEPS, RECIPE_STEPS, BATCH, INPUTS, TARGETS = 6000, 65536, 128, 512, 114
+# Generation runs one decoding step after another. Counted from the notebooks' settings: accuracy in
+# batches of 64 reviews (FinetuneConfig.eval_batch_size) of 3 answer tokens; lesson 03's 100 articles
+# in batches of 8 for 80 new tokens, in six passes (t5-small, t5-base and a third T5 pass, GPT-2 three ways).
+EVAL_BATCH, ARTICLES, SUMMARY_BATCH, NEW_TOKENS, SUMMARY_PASSES = 64, 100, 8, 80, 6
+# Assumed, not measured: the time of one decoding step with Hugging Face generate on a GPU, mostly
+# Python and kernel-launch overhead at these sizes. `make rehearse` on a GPU will measure it.
+STEP_MS_RANGE = (10, 30)
 
 
 def t5_weights(name: str) -> dict[str, int]:
@@ -77,6 +84,19 @@ def utilisation() -> float:
     return step / NANOT5_SECONDS_PER_STEP_A100 / (PEAK_TFLOPS["A100"] * 1e12)
 
 
+def accuracy_steps(runs: int) -> int:
+    """Sequential decoding steps of ``runs`` accuracy measurements over IMDB's test split."""
+    return runs * -(-IMDB_TEST // EVAL_BATCH) * ANSWER_TOKENS
+
+
+def decoding_steps() -> dict[str, int]:
+    return {"01 (1 epoch of t5-small, accuracy twice)": accuracy_steps(2),
+            "02 (the same, plain and under ZeRO)": accuracy_steps(2),
+            "03 (summaries of 100 articles, six passes)": SUMMARY_PASSES * -(-ARTICLES // SUMMARY_BATCH) * NEW_TOKENS,
+            "04 (6,000 pretraining steps, 2 fine-tunes of T5 v1.1 base)": accuracy_steps(2),
+            "the recipe's command (65,536 steps)": 0}
+
+
 def notebook_flops() -> dict[str, float]:
     """Training (and scoring-forward) FLOPs of each full-profile notebook."""
     small, v11 = t5_weights("t5-small"), t5_weights("google/t5-v1_1-base")
@@ -88,6 +108,7 @@ def notebook_flops() -> dict[str, float]:
     return {
         "01 (1 epoch of t5-small, accuracy twice)": epoch_small + 2 * score_small,
         "02 (the same, plain and under ZeRO)": 2 * (epoch_small + score_small),
+        "03 (summaries of 100 articles, six passes)": 0.0,  # generation only: see the decoding steps
         "04 (6,000 pretraining steps, 2 fine-tunes of T5 v1.1 base)": NOTEBOOK_PRETRAIN_STEPS * pretrain_step
         + 2 * (epoch_v11 + score_v11),
         "the recipe's command (65,536 steps)": RECIPE_STEPS * pretrain_step,
@@ -104,11 +125,16 @@ def main() -> int:
           f"{PEAK_TFLOPS['A100']:.0f} TFLOP/s peak")
     print(f"t5-small, one IMDB epoch: {IMDB_TRAIN:,} reviews x {IMDB_MEAN_TOKENS} tokens (assumed mean) -> "
           f"{IMDB_TRAIN * training_flops(t5_weights('t5-small'), IMDB_MEAN_TOKENS, ANSWER_TOKENS):.2e} FLOPs\n")
-    print("| notebook | FLOPs | " + " | ".join(f"{gpu} at {share:.0%} of peak" for gpu in PEAK_TFLOPS) + " |")
-    print("|---|---:|" + "---:|" * len(PEAK_TFLOPS))
+    low, high = STEP_MS_RANGE
+    print("| notebook | FLOPs (training and scoring) | " + " | ".join(f"{gpu} at {share:.0%} of peak" for gpu in PEAK_TFLOPS)
+          + f" | decoding steps | at {low}-{high} ms a step (assumed) |")
+    print("|---|---:|" + "---:|" * (len(PEAK_TFLOPS) + 2))
+    steps = decoding_steps()
     for name, flops in notebook_flops().items():
         times = [flops / (peak * 1e12 * share) for peak in PEAK_TFLOPS.values()]
-        print(f"| {name} | {flops:.2e} | " + " | ".join(_duration(t) for t in times) + " |")
+        decode = f"{_duration(steps[name] * low / 1000)} to {_duration(steps[name] * high / 1000)}" if steps[name] else "-"
+        print(f"| {name} | {f'{flops:.2e}' if flops else '-'} | " + " | ".join(_duration(t) if flops else "-" for t in times)
+              + f" | {steps[name]:,} | {decode} |")
     return 0
 
 
