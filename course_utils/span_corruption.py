@@ -1,6 +1,8 @@
 """T5's span-corruption objective: raw token rows -> (inputs with sentinels, targets).
 
     raw_length, target_length = compute_input_and_target_lengths(512, 0.15, 3.0)   # (568, 114)
+    compute_input_and_target_lengths(64, 0.1, 1.0)                                  # (63, 13): i.i.d. masking
+    compute_input_and_target_lengths(512, 0.5, 3.0)                                 # (766, 512), as T5 trims
     collator = SpanCorruptionCollator(tokenizer, input_length=512, target_length=114)
     batch = collator(rows, rng)     # rows: (batch, 568) token ids -> input_ids (batch, 512), labels (batch, 114)
 
@@ -26,6 +28,12 @@ def span_counts(raw_length: int, noise_density: float, mean_noise_span_length: f
     return noise_tokens, spans
 
 
+def mask_exists(raw_length: int, noise_density: float, mean_noise_span_length: float) -> bool:
+    """Whether a mask can be drawn: it alternates clean and noise spans, each at least one token long."""
+    noise_tokens, spans = span_counts(raw_length, noise_density, mean_noise_span_length)
+    return raw_length - noise_tokens >= spans
+
+
 def corrupted_lengths(raw_length: int, noise_density: float, mean_noise_span_length: float) -> tuple[int, int]:
     """(input length, target length) after corrupting a row of ``raw_length`` tokens.
 
@@ -36,17 +44,57 @@ def corrupted_lengths(raw_length: int, noise_density: float, mean_noise_span_len
     return raw_length - noise_tokens + spans + 1, noise_tokens + spans + 1
 
 
-def compute_input_and_target_lengths(inputs_length: int, noise_density: float,
+def reference_lengths(input_length: int, noise_density: float, mean_noise_span_length: float) -> tuple[int, int]:
+    """(raw length, target length) as T5's ``random_spans_helper`` computes them.
+
+    It starts one token below the input length (i.i.d. masking, mean span 1, can need a raw row
+    shorter than its input: every masked token becomes a sentinel, plus </s>) and grows the row
+    while its input still fits. At noise density 0.5 it trims one raw token so that the targets
+    come out as long as the inputs.
+    """
+    def lengths(raw: int) -> tuple[int, int]:
+        noise = int(round(raw * noise_density))
+        spans = int(round(noise / mean_noise_span_length))
+        return raw - noise + spans + 1, noise + spans + 1
+
+    raw = input_length - 1
+    while lengths(raw + 1)[0] <= input_length:
+        raw += 1
+    inputs, targets = lengths(raw)
+    if noise_density == 0.5 and targets > inputs:
+        raw, targets = raw - 1, targets - 1
+    return raw, targets
+
+
+def compute_input_and_target_lengths(input_length: int, noise_density: float,
                                      mean_noise_span_length: float) -> tuple[int, int]:
-    """(raw length, target length): the longest raw row whose corrupted input fits ``inputs_length``."""
-    raw_length = inputs_length
-    while corrupted_lengths(raw_length + 1, noise_density, mean_noise_span_length)[0] <= inputs_length:
-        raw_length += 1
-    input_length, target_length = corrupted_lengths(raw_length, noise_density, mean_noise_span_length)
-    if input_length != inputs_length:
-        raise ValueError(f"No raw length corrupts to exactly {inputs_length} input tokens at noise density "
-                         f"{noise_density} and mean span {mean_noise_span_length}; try a longer input_length.")
-    return raw_length, target_length
+    """(raw length, target length) for rows that corrupt to exactly ``input_length`` input tokens.
+
+    T5's own lengths (``reference_lengths``) wherever rows of that length really corrupt to them;
+    otherwise the longest raw length that corrupts to exactly ``input_length``; an error only when
+    no raw length does.
+    """
+    if not 0 < noise_density < 1 or mean_noise_span_length < 1 or input_length < 2:
+        raise ValueError(f"Span corruption needs 0 < noise_density < 1, mean_noise_span_length >= 1 and "
+                         f"input_length >= 2; got {noise_density}, {mean_noise_span_length}, {input_length}.")
+    raw, target = reference_lengths(input_length, noise_density, mean_noise_span_length)
+    def fits(n: int) -> bool:
+        return (mask_exists(n, noise_density, mean_noise_span_length)
+                and corrupted_lengths(n, noise_density, mean_noise_span_length)[0] == input_length)
+
+    if raw >= 2 and fits(raw) and corrupted_lengths(raw, noise_density, mean_noise_span_length)[1] == target:
+        return raw, target
+    # A corrupted row keeps at least (1 - density) of its tokens, so no longer row can fit.
+    longest = int(input_length / (1 - noise_density)) + 2
+    fitting = [n for n in range(2, longest + 1) if fits(n)]
+    if not fitting:
+        near = sorted({corrupted_lengths(n, noise_density, mean_noise_span_length)[0] for n in range(2, longest + 1)
+                       if mask_exists(n, noise_density, mean_noise_span_length)},
+                      key=lambda length: abs(length - input_length))[:2]
+        raise ValueError(f"No raw length corrupts to exactly {input_length} input tokens at noise density "
+                         f"{noise_density} and mean span {mean_noise_span_length}; the nearest input lengths "
+                         f"that can be made are {', '.join(map(str, sorted(near)))}.")
+    return fitting[-1], corrupted_lengths(fitting[-1], noise_density, mean_noise_span_length)[1]
 
 
 def random_segment_lengths(total: int, segments: int, rng: np.random.Generator) -> np.ndarray:
