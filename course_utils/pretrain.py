@@ -22,7 +22,10 @@ import dataclasses
 import json
 import math
 import os
+import shutil
+import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from itertools import islice
@@ -62,7 +65,8 @@ class PretrainConfig:
     eval_every: int = 5000                 # 0: evaluate only at the start and the end
     eval_batches: int = 100                # held-out micro-batches per evaluation
     checkpoint_every: int = 5000           # 0: a checkpoint only at the end; 5,000 steps are about 45 min on an A100
-    resume: bool = False                   # continue from <output_dir>/checkpoint
+    keep_checkpoints: int = 2              # the newest complete checkpoints kept under <output_dir>/checkpoints
+    resume: bool = False                   # continue from the newest complete checkpoint
     stop_at_step: int = 0                  # 0: run to total_steps; else stop there (checkpointed), e.g. at a job's time limit
     seed: int = 2137
     attn_implementation: str | None = None
@@ -79,6 +83,8 @@ class PretrainResult:
     model_dir: str = ""
     processes: int = 1
     gradient_accumulation_steps: int = 1
+    train_seconds: float = 0.0                                            # wall time of the training steps, all jobs
+    stopped_by: str = ""                                                  # "SIGTERM" or "SIGUSR1" when a signal stopped it
     first_batch_checksums: list[int] = field(default_factory=list)        # one per process: are shards distinct?
 
 
@@ -141,6 +147,8 @@ def check_config(config: PretrainConfig, world_size: int) -> None:
                          f"{config.gradient_accumulation_steps} x {world_size} processes; pick a multiple of {per_step}.")
     if config.precision not in ("auto", "bf16", "fp32"):
         raise ValueError(f"precision must be 'auto', 'bf16' or 'fp32' (fp16 makes T5 diverge), got {config.precision!r}.")
+    if config.keep_checkpoints < 1:
+        raise ValueError(f"keep_checkpoints must be at least 1 (the one a resume starts from), got {config.keep_checkpoints}.")
     if not 0 <= config.warmup_steps <= config.total_steps:
         raise ValueError(f"warmup_steps {config.warmup_steps} must lie between 0 and total_steps {config.total_steps}.")
 
@@ -274,29 +282,101 @@ def log_line(step: int, total: int, loss: float, grad: float, weights: float, lr
             f"Weights_l2 --> {weights:.3f} | Lr --> {lr:.3f} | Seconds_per_step --> {seconds:.3f} |")
 
 
-def checkpoint_dir(config: PretrainConfig) -> Path:
-    return Path(config.output_dir) / "checkpoint"
+def checkpoints_dir(config: PretrainConfig) -> Path:
+    return Path(config.output_dir) / "checkpoints"
 
 
-def maybe_save_checkpoint(accelerator, config: PretrainConfig, step: int, force: bool = False) -> None:
-    """``save_state`` (model, optimizer, scheduler, RNGs) plus the step, every checkpoint_every steps."""
-    if not (force or (config.checkpoint_every and step % config.checkpoint_every == 0)):
-        return
-    accelerator.save_state(str(checkpoint_dir(config)))
+def complete_checkpoints(config: PretrainConfig) -> list[Path]:
+    """The finished checkpoints, oldest first: ``step-NNNNNNN`` folders (a folder gets that name only when complete)."""
+    folder = checkpoints_dir(config)
+    found = [p for p in folder.glob("step-*") if (p / "progress.json").exists()] if folder.is_dir() else []
+    return sorted(found, key=lambda p: int(p.name.removeprefix("step-")))
+
+
+def save_checkpoint(accelerator, config: PretrainConfig, step: int, result: PretrainResult) -> Path:
+    """``save_state`` (model, optimizer, scheduler, RNGs) and the run's history, published only when complete.
+
+    Everything is written to ``.incomplete-step-N`` first and renamed to ``step-N`` last, in one atomic
+    rename: a kill at any moment leaves the previous checkpoint whole. Then all but the newest
+    ``keep_checkpoints`` go.
+    """
+    final = checkpoints_dir(config) / f"step-{step:07d}"
+    partial = checkpoints_dir(config) / f".incomplete-step-{step:07d}"
     if accelerator.is_main_process:
-        (checkpoint_dir(config) / "progress.json").write_text(json.dumps({"step": step}))
+        shutil.rmtree(partial, ignore_errors=True)  # what a kill in the middle of an earlier save left
+        partial.mkdir(parents=True)
     accelerator.wait_for_everyone()
+    accelerator.save_state(str(partial))
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        (partial / "progress.json").write_text(json.dumps({"step": step, "result": dataclasses.asdict(result)}))
+        if final.exists():  # this very step was saved before (a resumed run that stopped again at once)
+            shutil.rmtree(partial)
+        else:
+            os.replace(partial, final)
+        for old in complete_checkpoints(config)[:-config.keep_checkpoints]:
+            shutil.rmtree(old, ignore_errors=True)
+    accelerator.wait_for_everyone()
+    return final
 
 
-def maybe_resume(accelerator, config: PretrainConfig) -> int:
-    """The step to start from: 0, or the checkpoint's step after ``load_state``."""
-    progress = checkpoint_dir(config) / "progress.json"
+def maybe_save_checkpoint(accelerator, config: PretrainConfig, step: int, result: PretrainResult,
+                          force: bool = False) -> None:
+    """A checkpoint every ``checkpoint_every`` steps (and when ``force``)."""
+    if force or (config.checkpoint_every and step % config.checkpoint_every == 0):
+        save_checkpoint(accelerator, config, step, result)
+
+
+def maybe_resume(accelerator, config: PretrainConfig, result: PretrainResult) -> int:
+    """The step to start from: 0, or the newest complete checkpoint's step (its state and history restored)."""
     if not config.resume:
         return 0
-    if not progress.exists():
-        raise FileNotFoundError(f"resume=True but {progress} does not exist; start without resume.")
-    accelerator.load_state(str(checkpoint_dir(config)))
-    return json.loads(progress.read_text())["step"]
+    found = complete_checkpoints(config)
+    if not found:
+        raise FileNotFoundError(f"resume=True but {checkpoints_dir(config)} holds no complete checkpoint; "
+                                "start without resume.")
+    accelerator.load_state(str(found[-1]))
+    progress = json.loads((found[-1] / "progress.json").read_text())
+    saved = progress["result"]
+    result.train_losses = [tuple(pair) for pair in saved["train_losses"]]
+    result.eval_nll = {int(k): v for k, v in saved["eval_nll"].items()}
+    result.eval_nll_other_input = {int(k): v for k, v in saved["eval_nll_other_input"].items()}
+    result.train_seconds = saved["train_seconds"]
+    return progress["step"]
+
+
+class StopSignals:
+    """While active, SIGTERM and SIGUSR1 ask the run to stop after the current step instead of killing it.
+
+    A cluster sends SIGTERM at a job's time limit or on preemption, some seconds before SIGKILL;
+    SLURM can send SIGUSR1 earlier (``--signal=USR1@120``). Outside the main thread (where Python
+    cannot install handlers) it does nothing.
+    """
+
+    NAMES = ("SIGTERM", "SIGUSR1")
+
+    def __init__(self):
+        self.received, self._previous = "", {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for name in self.NAMES:
+                self._previous[name] = signal.signal(getattr(signal, name), self._note)
+        return self
+
+    def _note(self, number, frame) -> None:
+        self.received = signal.Signals(number).name
+
+    def __exit__(self, *exc) -> None:
+        for name, handler in self._previous.items():
+            signal.signal(getattr(signal, name), handler)
+
+    def requested(self, accelerator) -> bool:
+        """True on every process once any process got a signal (processes must stop at the same step)."""
+        import torch
+
+        flag = torch.tensor([1.0 if self.received else 0.0], device=accelerator.device)
+        return bool(accelerator.reduce(flag, "max").item()) if accelerator.num_processes > 1 else bool(self.received)
 
 
 def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
@@ -331,7 +411,9 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
     accelerator.register_for_checkpointing(scheduler)
     if config.compile and accelerator.device.type == "cuda":  # on a CPU compiling costs more than it saves
         model = torch.compile(model)
-    start_step = maybe_resume(accelerator, config)
+    result = PretrainResult(steps=0, processes=accelerator.num_processes,
+                            gradient_accumulation_steps=config.gradient_accumulation_steps)
+    start_step = maybe_resume(accelerator, config, result)
     accelerator.init_trackers("tensorboard")
 
     rank, world = accelerator.process_index, accelerator.num_processes
@@ -339,11 +421,17 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
                             micro_batch_size(config, world), config.seed,
                             skip=start_step * config.gradient_accumulation_steps)  # already trained on
     held_out = held_out_batches(config, tokenizer, rank, world)
-    result = PretrainResult(steps=start_step, processes=world,
-                            gradient_accumulation_steps=config.gradient_accumulation_steps)
+    result.steps = start_step
     if start_step == 0:
         evaluate(model, accelerator, held_out, 0, result)
-    result = _train(config, accelerator, model, optimizer, scheduler, batches, held_out, start_step, result, echo)
+    with StopSignals() as signals:
+        result = _train(config, accelerator, model, optimizer, scheduler, batches, held_out, start_step, result, echo,
+                        signals)
+    if result.stopped_by:
+        accelerator.end_training()
+        return result
+    if result.steps == config.total_steps and config.total_steps not in result.eval_nll:
+        evaluate(model, accelerator, held_out, config.total_steps, result)  # resumed with no steps left
     result.model_dir = _save_model(accelerator, model, tokenizer, config)
     if accelerator.is_main_process:
         write_result(config, result)
@@ -382,14 +470,16 @@ def finished_run(output_dir: str | os.PathLike, model_name: str | None = None) -
     return config, result
 
 
-def _train(config, accelerator, model, optimizer, scheduler, batches, held_out, start_step, result, echo):
+def _train(config, accelerator, model, optimizer, scheduler, batches, held_out, start_step, result, echo, signals):
     import torch
 
     model.train()
     window_losses, window_start = [], time.perf_counter()
-    started, first = time.perf_counter(), True
+    first = True
     last_step = config.stop_at_step or config.total_steps
+    result.steps = start_step
     for step in range(start_step + 1, last_step + 1):
+        step_start = time.perf_counter()
         step_loss = 0.0
         for index in range(config.gradient_accumulation_steps):
             batch = {k: v.to(accelerator.device) for k, v in next(batches).items()}
@@ -405,6 +495,7 @@ def _train(config, accelerator, model, optimizer, scheduler, batches, held_out, 
         optimizer.step()
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
+        result.steps, result.train_seconds = step, result.train_seconds + time.perf_counter() - step_start
         window_losses.append(step_loss)
         if step % config.log_every == 0 or step == last_step:
             loss_mean = accelerator.reduce(torch.stack(window_losses).mean(), "mean").item()
@@ -419,10 +510,16 @@ def _train(config, accelerator, model, optimizer, scheduler, batches, held_out, 
             window_losses, window_start = [], time.perf_counter()
         if (config.eval_every and step % config.eval_every == 0) or step == config.total_steps:
             evaluate(model, accelerator, held_out, step, result)
-        maybe_save_checkpoint(accelerator, config, step, force=step == last_step)
-    done = last_step - start_step
-    result.steps = last_step
-    result.seconds_per_step = (time.perf_counter() - started) / done if done else float("nan")
+        if signals.requested(accelerator):
+            result.stopped_by = signals.received or "a signal to another process"
+            path = save_checkpoint(accelerator, config, step, result)
+            if accelerator.is_main_process:
+                echo(f"Stopped by {result.stopped_by} after step {step} of {config.total_steps}; checkpoint {path}. "
+                     "Resume with the same command and --resume true.")
+            break
+        maybe_save_checkpoint(accelerator, config, step, result, force=step == last_step)
+    # Over every job of the run: a resumed run counts the steps and seconds of the jobs before it.
+    result.seconds_per_step = result.train_seconds / result.steps if result.steps else float("nan")
     return result
 
 
