@@ -38,17 +38,17 @@ def rms(tensor: torch.Tensor) -> torch.Tensor:
 
 
 class AdamWScale(torch.optim.Optimizer):
-    """AdamW whose step for each weight is multiplied by max(1e-3, RMS of that weight).
+    """AdamW whose step for each weight is multiplied by max(1e-3, RMS of that weight) (``scale_by_rms=False``: plain AdamW).
 
     Decoupled weight decay is applied after the Adam step, as in nanoT5.
     """
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-6,
-                 weight_decay: float = 0.0, correct_bias: bool = True):
+                 weight_decay: float = 0.0, correct_bias: bool = True, scale_by_rms: bool = True):
         if lr < 0 or eps < 0 or not all(0 <= b < 1 for b in betas):
             raise ValueError(f"AdamWScale needs lr >= 0, eps >= 0 and betas in [0, 1); got {lr}, {eps}, {betas}.")
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      correct_bias=correct_bias))
+                                      correct_bias=correct_bias, scale_by_rms=scale_by_rms))
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -70,7 +70,7 @@ class AdamWScale(torch.optim.Optimizer):
                 step_size = group["lr"]
                 if group["correct_bias"]:
                     step_size *= math.sqrt(1 - beta2 ** state["step"]) / (1 - beta1 ** state["step"])
-                scale = max(1e-3, rms(p).item())  # the weight's RMS before this step
+                scale = max(1e-3, rms(p).item()) if group["scale_by_rms"] else 1.0  # the weight's RMS before this step
                 p.addcdiv_(exp_avg, exp_avg_sq.sqrt().add_(group["eps"]), value=-step_size * scale)
                 if group["weight_decay"] > 0:
                     p.add_(p, alpha=-group["lr"] * group["weight_decay"])
@@ -78,15 +78,18 @@ class AdamWScale(torch.optim.Optimizer):
 
 
 def build_optimizer(name: str, model, learning_rate: float, weight_decay: float):
-    """"adamwscale" (nanoT5's default) or "adafactor" (the original T5 recipe, from transformers)."""
+    """"adamwscale" (nanoT5's default), "adafactor" (the original T5 recipe, from transformers) or
+    "adamw" (plain torch AdamW, the baseline nanoT5 found diverging at these rates)."""
     groups = parameter_groups(model, weight_decay)
     if name == "adamwscale":
         return AdamWScale(groups, lr=learning_rate)
+    if name == "adamw":  # the same code without the scaling, so the comparison changes one thing only
+        return AdamWScale(groups, lr=learning_rate, scale_by_rms=False)
     if name == "adafactor":
         from transformers.optimization import Adafactor
 
         return Adafactor(groups, lr=learning_rate, relative_step=False, scale_parameter=False, warmup_init=False)
-    raise ValueError(f"optimizer must be 'adamwscale' or 'adafactor', got {name!r}.")
+    raise ValueError(f"optimizer must be 'adamwscale', 'adafactor' or 'adamw', got {name!r}.")
 
 
 def cosine_factor(step: int, warmup_steps: int, total_steps: int, final_fraction: float) -> float:

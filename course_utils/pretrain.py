@@ -51,7 +51,7 @@ class PretrainConfig:
     batch_size: int = 128                  # rows per optimizer step, over all processes and accumulation
     gradient_accumulation_steps: int = 0   # 0: the fewest that fit the GPU's memory (1 on a CPU); or a number
     total_steps: int = 65536               # 2^16 steps x 128 rows x 568 tokens = 4.8 B tokens
-    optimizer: str = "adamwscale"          # or "adafactor" (the original T5 recipe)
+    optimizer: str = "adamwscale"          # or "adafactor" (the original T5 recipe), or "adamw" (plain, for comparison)
     learning_rate: float = 2e-2            # large, which the RMS scaling makes safe
     weight_decay: float = 0.0
     lr_scheduler: str = "cosine"           # or "inverse_sqrt" (legacy)

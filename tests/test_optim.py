@@ -61,8 +61,31 @@ def test_no_weight_decay_on_biases_and_layer_norms():
     assert all("layer_norm" in names[id(p)] for p in no_decay["params"]) and no_decay["params"]
     assert not any("layer_norm" in names[id(p)] for p in decay["params"])
     assert build_optimizer("adafactor", model, 1e-3, 0.0).__class__.__name__ == "Adafactor"
-    with pytest.raises(ValueError, match="'adamwscale' or 'adafactor'"):
+    with pytest.raises(ValueError, match="'adamwscale', 'adafactor' or 'adamw'"):
         build_optimizer("sgd", model, 1e-3, 0.0)
+
+
+@pytest.mark.parametrize("scale", [0.5, 1e-5])
+def test_plain_adamw_is_adamwscale_without_the_rms_scaling(scale):
+    # nanoT5's baseline: the same Adam step, not multiplied by max(1e-3, RMS(weight)).
+    import torch
+
+    class One(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.randn(8, 8, generator=torch.Generator().manual_seed(0)) * scale)
+
+    grad = torch.randn(8, 8, generator=torch.Generator().manual_seed(1))
+    steps = {}
+    for name in ("adamw", "adamwscale"):
+        model = One()
+        start = model.weight.detach().clone()
+        optimizer = build_optimizer(name, model, 1e-2, 0.0)
+        model.weight.grad = grad.clone()
+        optimizer.step()
+        steps[name] = model.weight.detach() - start
+    rms_scale = max(1e-3, float(start.norm() / 8))
+    torch.testing.assert_close(steps["adamwscale"], steps["adamw"] * rms_scale, rtol=1e-5, atol=1e-9)
 
 
 def test_cosine_schedule_at_chosen_steps():
