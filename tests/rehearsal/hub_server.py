@@ -100,7 +100,11 @@ class HubServer:
         self._log = open(self.log_path, "w")
         self._process = subprocess.Popen([str(OLAH), "-c", str(config)], stdout=self._log, stderr=subprocess.STDOUT,
                                          env=env, cwd=self.work_dir)
-        self._wait_until_ready()
+        try:
+            self._wait_until_ready()
+        except BaseException:  # a `with` whose __enter__ fails never calls __exit__: stop the server here
+            self.__exit__()
+            raise
         return self
 
     def _wait_until_ready(self, timeout: float = 90.0) -> None:
