@@ -6,6 +6,7 @@ guard of conftest.py stays on: only loopback connections are allowed, and none o
 """
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -28,7 +29,8 @@ def rehearsal(tmp_path_factory):
     work = tmp_path_factory.mktemp("rehearsal")
     lines = []
     status = rehearse(work, echo=lambda *a, **k: lines.append(" ".join(map(str, a))))
-    return status, work, lines
+    yield status, work, lines
+    shutil.rmtree(work / "hf", ignore_errors=True)  # 2.5 GB of models; pytest keeps its last three temporary folders
 
 
 def test_the_rehearsal_passes(rehearsal):
