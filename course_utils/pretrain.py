@@ -337,12 +337,19 @@ def maybe_resume(accelerator, config: PretrainConfig, result: PretrainResult) ->
                                 "start without resume.")
     accelerator.load_state(str(found[-1]))
     progress = json.loads((found[-1] / "progress.json").read_text())
-    saved = progress["result"]
-    result.train_losses = [tuple(pair) for pair in saved["train_losses"]]
-    result.eval_nll = {int(k): v for k, v in saved["eval_nll"].items()}
-    result.eval_nll_other_input = {int(k): v for k, v in saved["eval_nll_other_input"].items()}
-    result.train_seconds = saved["train_seconds"]
+    saved = result_from_json(progress["result"])
+    result.train_losses, result.train_seconds = saved.train_losses, saved.train_seconds
+    result.eval_nll, result.eval_nll_other_input = saved.eval_nll, saved.eval_nll_other_input
     return progress["step"]
+
+
+def result_from_json(saved: dict) -> PretrainResult:
+    """A PretrainResult from ``dataclasses.asdict`` after a JSON round trip (string keys, lists for tuples)."""
+    figures = dict(saved)
+    for name in ("eval_nll", "eval_nll_other_input"):
+        figures[name] = {int(step): value for step, value in figures[name].items()}
+    figures["train_losses"] = [tuple(pair) for pair in figures["train_losses"]]
+    return PretrainResult(**figures)
 
 
 class StopSignals:
@@ -459,11 +466,7 @@ def finished_run(output_dir: str | os.PathLike, model_name: str | None = None) -
         return None
     saved = json.loads(path.read_text())
     config = PretrainConfig(**saved["config"])
-    figures = saved["result"]
-    for name in ("eval_nll", "eval_nll_other_input"):  # JSON keys are strings; steps are numbers
-        figures[name] = {int(step): value for step, value in figures[name].items()}
-    figures["train_losses"] = [tuple(pair) for pair in figures["train_losses"]]
-    result = PretrainResult(**figures)
+    result = result_from_json(saved["result"])
     done = result.steps >= config.total_steps and (Path(result.model_dir) / "config.json").exists()
     if not done or (model_name is not None and config.model_name != model_name):
         return None
