@@ -27,12 +27,12 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from itertools import islice
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
-import numpy as np
+from .pretrain_data import (CorruptedBatches, TextSource, batch_loader, loader_state, restore_loader, start_batches,
+                           stop_batches)
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,8 @@ class PretrainConfig:
     stop_at_step: int = 0                  # 0: run to total_steps; else stop there (checkpointed), e.g. at a job's time limit
     seed: int = 2137
     attn_implementation: str | None = None
-    shuffle_buffer: int = 10000            # documents held for the streaming shuffle
+    shuffle_block: int = 10000             # documents shuffled together; a resume reads at most one block again
+    data_workers: int = 8                  # DataLoader processes per training process that tokenize and corrupt (nanoT5: 8); 0: none
 
 
 @dataclass
@@ -149,6 +150,9 @@ def check_config(config: PretrainConfig, world_size: int) -> None:
         raise ValueError(f"precision must be 'auto', 'bf16' or 'fp32' (fp16 makes T5 diverge), got {config.precision!r}.")
     if config.keep_checkpoints < 1:
         raise ValueError(f"keep_checkpoints must be at least 1 (the one a resume starts from), got {config.keep_checkpoints}.")
+    if config.data_workers < 0 or config.shuffle_block < 1:
+        raise ValueError(f"data_workers must be 0 or more and shuffle_block at least 1, got {config.data_workers} "
+                         f"and {config.shuffle_block}.")
     if not 0 <= config.warmup_steps <= config.total_steps:
         raise ValueError(f"warmup_steps {config.warmup_steps} must lie between 0 and total_steps {config.total_steps}.")
 
@@ -186,40 +190,12 @@ def fill_spans(model, tokenizer, input_ids, max_new_tokens: int) -> list[str]:
     return [t.replace(tokenizer.pad_token, "").strip() or "(nothing but padding)" for t in texts]
 
 
-def micro_batches(config: PretrainConfig, tokenizer, collator, raw_length: int, split: str, rank: int,
-                  world_size: int, micro_batch_size: int, seed: int, skip: int = 0) -> Iterator[dict]:
-    """Endless batches of this process's documents; each pass over the data is shuffled anew.
-
-    The order depends only on (seed, rank, pass) and each row's noise mask on (seed, rank, row
-    number), so a resumed run that skips the batches it has seen gets exactly the batches it
-    would have had, and gradient accumulation sees the same rows and masks as one big batch.
-    The first ``skip`` batches (those a resumed run has trained on) are read but not corrupted.
-    """
-    from .pretrain_data import iter_texts, raw_rows, shuffled
-
-    row_number = 0
-    for data_pass in range(10**9):
-        texts = iter_texts(config.data_path, config.data_config, split, rank, world_size, config.text_column)
-        if split == "train":
-            texts = shuffled(texts, config.shuffle_buffer, np.random.default_rng([seed, rank, data_pass]))
-        rows, produced = [], 0
-        for row in raw_rows(texts, tokenizer, raw_length):
-            rows.append(row)
-            if len(rows) == micro_batch_size:
-                if row_number >= skip * micro_batch_size:
-                    yield collator(rows, [np.random.default_rng([seed, rank, row_number + i]) for i in range(len(rows))])
-                row_number, produced, rows = row_number + len(rows), produced + 1, []
-        if produced == 0:
-            raise ValueError(f"{config.data_path} ({split}) holds fewer than {micro_batch_size} rows of "
-                             f"{raw_length} tokens for this process; add data or lower batch_size.")
-
-
-def evaluate(model, accelerator, batches: list[dict], step: int, result: PretrainResult) -> None:
+def evaluate(model, accelerator, batches: list[dict], step: int, result: PretrainResult, micro_batch: int) -> None:
     """Held-out NLL per target token (all targets are equally long), with own and with another row's
     inputs, averaged over processes; into ``result`` and TensorBoard."""
     import torch
 
-    scores = input_reliance(model, batches, accelerator.device)
+    scores = input_reliance(model, batches, accelerator.device, micro_batch)
     mean = {name: accelerator.reduce(torch.tensor(value, device=accelerator.device), "mean").item()
             for name, value in scores.items()}
     result.eval_nll[step], result.eval_nll_other_input[step] = mean["own input"], mean["another row's input"]
@@ -238,19 +214,29 @@ def micro_batch_size(config: PretrainConfig, world_size: int) -> int:
     return config.batch_size // (max(config.gradient_accumulation_steps, 1) * world_size)
 
 
-def held_out_batches(config: PretrainConfig, tokenizer, rank: int = 0, world_size: int = 1) -> list[dict]:
-    """The fixed held-out batches a run evaluates on: ``eval_batches`` of the validation split, noise seed 0."""
+def corrupted_batches(config: PretrainConfig, tokenizer, split: str, seed: int, rank: int = 0,
+                      world_size: int = 1) -> CorruptedBatches:
+    """This process's endless batches of ``split``: ``batch_size / world_size`` corrupted rows each."""
     collator, raw_length = collator_for(config, tokenizer)
-    return list(islice(micro_batches(config, tokenizer, collator, raw_length, "validation", rank, world_size,
-                                     micro_batch_size(config, world_size), seed=0), config.eval_batches))
+    source = TextSource(config.data_path, config.data_config, split, config.text_column)
+    return CorruptedBatches(source, tokenizer, collator, raw_length, config.batch_size // world_size, seed, rank,
+                            world_size, config.shuffle_block)
 
 
-def input_reliance(model, batches: list[dict], device=None) -> dict[str, float]:
+def held_out_batches(config: PretrainConfig, tokenizer, rank: int = 0, world_size: int = 1) -> list[dict]:
+    """The fixed held-out batches a run evaluates on: ``eval_batches`` of the validation split, noise seed 0,
+    read in this process (the same whatever data_workers is)."""
+    return list(islice(corrupted_batches(config, tokenizer, "validation", 0, rank, world_size), config.eval_batches))
+
+
+def input_reliance(model, batches: list[dict], device=None, micro_batch: int | None = None) -> dict[str, float]:
     """Held-out NLL per target token with each row's own input, and with the next row's input instead.
 
     Span corruption hides words the input's context points to. A model that has only learnt the
     targets' own patterns (which sentinels, which common words) scores about the same either way;
     the gap opens once it reads the input, which is what a downstream task needs from the encoder.
+    Each batch goes through the model ``micro_batch`` rows at a time (None: whole); every target
+    has the same length, so the mean over equal parts is the batch's mean.
     """
     import torch
 
@@ -262,10 +248,11 @@ def input_reliance(model, batches: list[dict], device=None) -> dict[str, float]:
     scores = {"own input": [], "another row's input": []}
     with torch.no_grad():
         for b in batches:
-            labels = b["labels"].to(device)
+            parts = len(b["labels"]) // (micro_batch or len(b["labels"]))
             for name, shift in (("own input", 0), ("another row's input", 1)):
-                input_ids = b["input_ids"].roll(shift, dims=0).to(device)
-                scores[name].append(float(model(input_ids=input_ids, labels=labels).loss))
+                inputs = b["input_ids"].roll(shift, dims=0)  # row i gets row i-1's input
+                for input_ids, labels in zip(inputs.chunk(parts), b["labels"].chunk(parts), strict=True):
+                    scores[name].append(float(model(input_ids=input_ids.to(device), labels=labels.to(device)).loss))
     model.train(was_training)
     return {name: sum(values) / len(values) for name, values in scores.items()}
 
@@ -293,8 +280,13 @@ def complete_checkpoints(config: PretrainConfig) -> list[Path]:
     return sorted(found, key=lambda p: int(p.name.removeprefix("step-")))
 
 
-def save_checkpoint(accelerator, config: PretrainConfig, step: int, result: PretrainResult) -> Path:
-    """``save_state`` (model, optimizer, scheduler, RNGs) and the run's history, published only when complete.
+def data_state_file(folder: Path, rank: int) -> Path:
+    return folder / f"data_state_{rank}.json"
+
+
+def save_checkpoint(accelerator, config: PretrainConfig, step: int, result: PretrainResult, loader) -> Path:
+    """``save_state`` (model, optimizer, scheduler, RNGs), where each process's data stream is, and the
+    run's history, published only when complete.
 
     Everything is written to ``.incomplete-step-N`` first and renamed to ``step-N`` last, in one atomic
     rename: a kill at any moment leaves the previous checkpoint whole. Then all but the newest
@@ -307,6 +299,7 @@ def save_checkpoint(accelerator, config: PretrainConfig, step: int, result: Pret
         partial.mkdir(parents=True)
     accelerator.wait_for_everyone()
     accelerator.save_state(str(partial))
+    data_state_file(partial, accelerator.process_index).write_text(json.dumps(loader_state(loader)))
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
         (partial / "progress.json").write_text(json.dumps({"step": step, "result": dataclasses.asdict(result)}))
@@ -320,15 +313,16 @@ def save_checkpoint(accelerator, config: PretrainConfig, step: int, result: Pret
     return final
 
 
-def maybe_save_checkpoint(accelerator, config: PretrainConfig, step: int, result: PretrainResult,
+def maybe_save_checkpoint(accelerator, config: PretrainConfig, step: int, result: PretrainResult, loader,
                           force: bool = False) -> None:
     """A checkpoint every ``checkpoint_every`` steps (and when ``force``)."""
     if force or (config.checkpoint_every and step % config.checkpoint_every == 0):
-        save_checkpoint(accelerator, config, step, result)
+        save_checkpoint(accelerator, config, step, result, loader)
 
 
-def maybe_resume(accelerator, config: PretrainConfig, result: PretrainResult) -> int:
-    """The step to start from: 0, or the newest complete checkpoint's step (its state and history restored)."""
+def maybe_resume(accelerator, config: PretrainConfig, result: PretrainResult, loader) -> int:
+    """The step to start from: 0, or the newest complete checkpoint's step (its state, the data
+    stream's position and the run's history restored)."""
     if not config.resume:
         return 0
     found = complete_checkpoints(config)
@@ -336,6 +330,11 @@ def maybe_resume(accelerator, config: PretrainConfig, result: PretrainResult) ->
         raise FileNotFoundError(f"resume=True but {checkpoints_dir(config)} holds no complete checkpoint; "
                                 "start without resume.")
     accelerator.load_state(str(found[-1]))
+    data_state = data_state_file(found[-1], accelerator.process_index)
+    if not data_state.exists():
+        raise FileNotFoundError(f"{found[-1]} holds no data position for process {accelerator.process_index}: "
+                                "resume with as many processes as the run that saved it, or start without resume.")
+    restore_loader(loader, json.loads(data_state.read_text()), str(found[-1]))
     progress = json.loads((found[-1] / "progress.json").read_text())
     saved = result_from_json(progress["result"])
     result.train_losses, result.train_seconds = saved.train_losses, saved.train_seconds
@@ -398,18 +397,19 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
     accelerator = Accelerator(mixed_precision="bf16" if precision == "bf16" else "no",
                               cpu=not torch.cuda.is_available(), log_with="tensorboard",
                               project_dir=config.output_dir)
-    check_config(config, accelerator.num_processes)
+    rank, world = accelerator.process_index, accelerator.num_processes
+    check_config(config, world)
     if torch.cuda.is_available():
         torch.backends.cuda.matmul.allow_tf32 = config.tf32
         torch.backends.cudnn.allow_tf32 = config.tf32
     tokenizer = load_tokenizer(config.model_name)
-    collator, raw_length = collator_for(config, tokenizer)
     model = initial_model(config)
-    config = resolve_accumulation(config, accelerator.num_processes, model.num_parameters())
-    check_config(config, accelerator.num_processes)
+    config = resolve_accumulation(config, world, model.num_parameters())
+    check_config(config, world)
     if accelerator.is_main_process:
-        echo(f"{config.batch_size} rows per step = {micro_batch_size(config, accelerator.num_processes)} per forward pass "
-             f"x {config.gradient_accumulation_steps} accumulation x {accelerator.num_processes} process(es)")
+        echo(f"{config.batch_size} rows per step = {micro_batch_size(config, world)} per forward pass "
+             f"x {config.gradient_accumulation_steps} accumulation x {world} process(es); "
+             f"{config.data_workers} data worker(s) per process")
     optimizer = build_optimizer(config.optimizer, model, config.learning_rate, config.weight_decay)
     scheduler = build_scheduler(config.lr_scheduler, optimizer, config.warmup_steps, config.total_steps,
                                 config.final_learning_rate)
@@ -418,27 +418,29 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
     accelerator.register_for_checkpointing(scheduler)
     if config.compile and accelerator.device.type == "cuda":  # on a CPU compiling costs more than it saves
         model = torch.compile(model)
-    result = PretrainResult(steps=0, processes=accelerator.num_processes,
-                            gradient_accumulation_steps=config.gradient_accumulation_steps)
-    start_step = maybe_resume(accelerator, config, result)
+    result = PretrainResult(steps=0, processes=world, gradient_accumulation_steps=config.gradient_accumulation_steps)
+    # Not accelerator.prepare(loader): each process already reads its own share of the documents.
+    loader = batch_loader(corrupted_batches(config, tokenizer, "train", config.seed, rank, world),
+                          config.data_workers, pin_memory=accelerator.device.type == "cuda")
+    start_step = maybe_resume(accelerator, config, result, loader)
     accelerator.init_trackers("tensorboard")
-
-    rank, world = accelerator.process_index, accelerator.num_processes
-    batches = micro_batches(config, tokenizer, collator, raw_length, "train", rank, world,
-                            micro_batch_size(config, world), config.seed,
-                            skip=start_step * config.gradient_accumulation_steps)  # already trained on
+    batches = start_batches(loader)  # the workers start here, from the restored position
     held_out = held_out_batches(config, tokenizer, rank, world)
+    micro_batch = micro_batch_size(config, world)
     result.steps = start_step
     if start_step == 0:
-        evaluate(model, accelerator, held_out, 0, result)
-    with StopSignals() as signals:
-        result = _train(config, accelerator, model, optimizer, scheduler, batches, held_out, start_step, result, echo,
-                        signals)
+        evaluate(model, accelerator, held_out, 0, result, micro_batch)
+    try:
+        with StopSignals() as signals:
+            result = _train(config, accelerator, model, optimizer, scheduler, loader, batches, held_out, start_step,
+                            result, echo, signals)
+    finally:
+        stop_batches(loader)
     if result.stopped_by:
         accelerator.end_training()
         return result
     if result.steps == config.total_steps and config.total_steps not in result.eval_nll:
-        evaluate(model, accelerator, held_out, config.total_steps, result)  # resumed with no steps left
+        evaluate(model, accelerator, held_out, config.total_steps, result, micro_batch)  # resumed with no steps left
     result.model_dir = _save_model(accelerator, model, tokenizer, config)
     if accelerator.is_main_process:
         write_result(config, result)
@@ -473,25 +475,30 @@ def finished_run(output_dir: str | os.PathLike, model_name: str | None = None) -
     return config, result
 
 
-def _train(config, accelerator, model, optimizer, scheduler, batches, held_out, start_step, result, echo, signals):
+def _train(config, accelerator, model, optimizer, scheduler, loader, batches, held_out, start_step, result, echo,
+           signals):
     import torch
 
     model.train()
     window_losses, window_start = [], time.perf_counter()
     first = True
     last_step = config.stop_at_step or config.total_steps
+    micro_batch = micro_batch_size(config, accelerator.num_processes)
     result.steps = start_step
     for step in range(start_step + 1, last_step + 1):
         step_start = time.perf_counter()
         step_loss = 0.0
-        for index in range(config.gradient_accumulation_steps):
-            batch = {k: v.to(accelerator.device) for k, v in next(batches).items()}
-            if first:
-                result.first_batch_checksums = _gathered_checksum(accelerator, batch["input_ids"])
-                first = False
-            last = index == config.gradient_accumulation_steps - 1
+        batch = next(batches)  # this process's rows of the step: (batch_size / processes, input_length) ...
+        # ... split into gradient_accumulation_steps micro-batches of micro_batch rows
+        parts = [{k: v[i:i + micro_batch].to(accelerator.device, non_blocking=True) for k, v in batch.items()}
+                 for i in range(0, len(batch["labels"]), micro_batch)]
+        if first:
+            result.first_batch_checksums = _gathered_checksum(accelerator, parts[0]["input_ids"])
+            first = False
+        for index, part in enumerate(parts):
+            last = index == len(parts) - 1
             with contextlib.nullcontext() if last else accelerator.no_sync(model):
-                loss = model(**batch).loss / config.gradient_accumulation_steps
+                loss = model(**part).loss / len(parts)
                 accelerator.backward(loss)
             step_loss += loss.detach()
         grad_norm = accelerator.clip_grad_norm_(model.parameters(), config.grad_clip)
@@ -512,15 +519,15 @@ def _train(config, accelerator, model, optimizer, scheduler, batches, held_out, 
             result.train_losses.append((step, loss_mean))
             window_losses, window_start = [], time.perf_counter()
         if (config.eval_every and step % config.eval_every == 0) or step == config.total_steps:
-            evaluate(model, accelerator, held_out, step, result)
+            evaluate(model, accelerator, held_out, step, result, micro_batch)
         if signals.requested(accelerator):
             result.stopped_by = signals.received or "a signal to another process"
-            path = save_checkpoint(accelerator, config, step, result)
+            path = save_checkpoint(accelerator, config, step, result, loader)
             if accelerator.is_main_process:
                 echo(f"Stopped by {result.stopped_by} after step {step} of {config.total_steps}; checkpoint {path}. "
                      "Resume with the same command and --resume true.")
             break
-        maybe_save_checkpoint(accelerator, config, step, result, force=step == last_step)
+        maybe_save_checkpoint(accelerator, config, step, result, loader, force=step == last_step)
     # Over every job of the run: a resumed run counts the steps and seconds of the jobs before it.
     result.seconds_per_step = result.train_seconds / result.steps if result.steps else float("nan")
     return result

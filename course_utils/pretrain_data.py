@@ -1,27 +1,61 @@
-"""Text for pretraining, streamed: a Hub data set (C4), or local .txt / .jsonl / .parquet files.
+"""Text for pretraining, and the span-corrupted batches made from it in DataLoader worker processes.
 
-    texts = iter_texts("allenai/c4", "en", "train", rank=0, world_size=1)      # streamed from the Hub
-    texts = iter_texts("data/c4", None, "validation")                           # <split>.jsonl in a folder
-    texts = iter_texts("my_corpus/*.txt", None, "train")                        # your own files
-    rows = raw_rows(texts, tokenizer, raw_length=568)                          # (568,) token arrays
+    texts = iter_texts("allenai/c4", "en", "train")                # streamed from the Hub (or its cached shards)
+    texts = iter_texts("data/c4", None, "validation")              # <split>.jsonl in a folder
+    texts = iter_texts("my_corpus/*.txt", None, "train")           # your own .txt/.jsonl/.parquet files
+    rows = raw_rows(texts, tokenizer, raw_length=568)              # (568,) token arrays
 
-Each process reads its own share of the documents (every ``world_size``-th one, starting at
-its rank), so several processes never train on the same text. Local files without split names
-hold out every 100th document as the validation split. In a ``.txt`` file each non-empty line
-is one document.
+    stream = CorruptedBatches(TextSource("allenai/c4", "en", "train"), tokenizer, collator, raw_length=568,
+                              rows_per_batch=128, seed=2137, rank=0, world_size=1)
+    loader = batch_loader(stream, workers=8)     # torchdata's StatefulDataLoader: 8 processes build the batches
+    batch = next(iter(loader))                   # {"input_ids": (128, 512), "labels": (128, 114)}
+    saved = loader.state_dict()                  # where every worker is; a new loader's load_state_dict(saved)
+                                                 # continues with exactly the batches that would have come next
+
+The documents are split among *readers*: every DataLoader worker of every training process
+(``world_size x workers`` of them) reads its own disjoint share, handed out by datasets'
+``split_dataset_by_node`` (whole files when they divide evenly, else every n-th document).
+Each reader shuffles its share in blocks of ``shuffle_block`` documents, tokenizes, joins
+and cuts the token stream into rows, and corrupts whole batches of rows. Local files without
+split names hold out every 100th document of each file as the validation split; in a ``.txt``
+file each non-empty line is one document.
+
+Resuming restores each reader's position rather than replaying the stream: datasets' own
+``state_dict`` of the document stream at the start of the current block, the block's
+permutation (from the seed), and the tokens carried into the current chunk. A resume reads
+at most one block of documents again and tokenizes at most one chunk plus one batch's rows.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import glob
 import json
+import os
+import signal
+import warnings
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
+import torch
 
 TEXT_SUFFIXES = (".txt", ".jsonl", ".json", ".parquet")
-HELD_OUT_EVERY = 100  # local files without splits: every 100th document is validation
+HELD_OUT_EVERY = 100  # local files without splits: every 100th document of each file is validation
+CHUNK = 256           # documents tokenized in one call
+
+
+@dataclass(frozen=True)
+class TextSource:
+    """Where the text of one split comes from."""
+
+    path: str                   # Hub id (streamed), a folder, a file or a glob of .txt/.jsonl/.parquet
+    config: str | None = None   # the Hub data set's config, e.g. "en" for C4
+    split: str = "train"
+    column: str = "text"
 
 
 def local_files(data_path: str, split: str) -> tuple[list[Path], bool]:
@@ -67,71 +101,253 @@ def _text_of(row: dict, column: str, where: str) -> str:
     return row[column]
 
 
-def iter_texts(data_path: str, data_config: str | None, split: str, rank: int = 0, world_size: int = 1,
-               column: str = "text") -> Iterator[str]:
-    """This process's documents of ``split``, in a fixed order."""
-    if Path(data_path).exists() or any(ch in data_path for ch in "*?["):
-        files, by_name = local_files(data_path, split)
-        documents = (text for path in files for text in read_documents(path, column))
-        if not by_name:
-            keep = (lambda i: i % HELD_OUT_EVERY == 0) if split == "validation" else (lambda i: i % HELD_OUT_EVERY)
-            documents = (text for i, text in enumerate(documents) if keep(i))
-        yield from (text for i, text in enumerate(documents) if i % world_size == rank)
-        return
-    yield from _hub_texts(data_path, data_config, split, rank, world_size, column)
+def _local_documents(paths: list[str], column: str, split: str, by_name: bool) -> Iterator[dict]:
+    """Rows ``{column: text}`` of local files; files without split names give up every 100th document
+    of each file to the validation split."""
+    for path in paths:
+        for number, text in enumerate(read_documents(Path(path), column)):
+            if by_name or (number % HELD_OUT_EVERY == 0) == (split == "validation"):
+                yield {column: text}
 
 
-def _hub_texts(data_path, data_config, split, rank, world_size, column) -> Iterator[str]:
-    from datasets.distributed import split_dataset_by_node
+def document_stream(source: TextSource):
+    """The split's documents as a ``datasets.IterableDataset``, one shard per file."""
+    from datasets import Features, IterableDataset, Value
 
+    if Path(source.path).exists() or any(ch in source.path for ch in "*?["):
+        files, by_name = local_files(source.path, source.split)
+        # A list in gen_kwargs is what datasets shards: each file is one shard.
+        return IterableDataset.from_generator(
+            _local_documents, features=Features({source.column: Value("string")}),
+            gen_kwargs={"paths": [str(p) for p in files], "column": source.column, "split": source.split,
+                        "by_name": by_name})
     from .data import load_source
     from .profiles import DataSource
 
     # Online, C4 is streamed from the Hub; offline, its prefetched shards are read from the cache.
-    stream = load_source(DataSource(data_path, data_config), None, streaming=True)[split]
-    stream = split_dataset_by_node(stream, rank=rank, world_size=world_size)  # whole shards per process
-    for number, row in enumerate(stream):
-        yield _text_of(row, column, f"{data_path} {split}, document {number}")
+    return load_source(DataSource(source.path, source.config), None, streaming=True)[source.split]
 
 
-def shuffled(items: Iterable, buffer_size: int, rng: np.random.Generator) -> Iterator:
-    """Items in a random order, holding at most ``buffer_size`` at a time (a streaming shuffle)."""
-    buffer = []
-    for item in items:
-        buffer.append(item)
-        if len(buffer) >= buffer_size:
-            yield buffer.pop(rng.integers(len(buffer)))
-    rng.shuffle(buffer)
-    yield from buffer
+def reader_share(source: TextSource, reader: int, readers: int):
+    """The documents of reader ``reader`` of ``readers``: datasets' ``split_dataset_by_node`` hands
+    out whole shards when they divide evenly, else every ``readers``-th document."""
+    from datasets.distributed import split_dataset_by_node
+
+    return split_dataset_by_node(document_stream(source), rank=reader, world_size=readers)
 
 
-def raw_rows(texts: Iterable[str], tokenizer, raw_length: int, chunk: int = 256) -> Iterator[np.ndarray]:
-    """Documents tokenized, each ending in the end-of-sequence token (added where the tokenizer
-    does not add it, as GPT-2's does not), joined, and cut into rows of ``raw_length`` tokens.
-
-    The few tokens left at the very end, short of a full row, are dropped.
-    """
-    pending: list[int] = []
-    batch: list[str] = []
-    for text in texts:
-        batch.append(text)
-        if len(batch) == chunk:
-            pending = yield from _emit(pending, _encode(tokenizer, batch), raw_length)
-            batch = []
-    if batch:
-        yield from _emit(pending, _encode(tokenizer, batch), raw_length)
+def iter_texts(data_path: str, data_config: str | None, split: str, rank: int = 0, world_size: int = 1,
+               column: str = "text") -> Iterator[str]:
+    """The documents of ``split`` that reader ``rank`` of ``world_size`` reads, in file order."""
+    number = 0
+    for documents in reader_share(TextSource(data_path, data_config, split, column), rank, world_size).iter(CHUNK):
+        texts = column_texts(documents, column, f"{data_path} ({split})", number)
+        number += len(texts)
+        yield from texts
 
 
-def _encode(tokenizer, texts: list[str]) -> list[list[int]]:
+def column_texts(documents: dict, column: str, where: str, first_number: int) -> list[str]:
+    """The ``column`` of a batch of documents (a dict of lists), each checked to be text."""
+    if column not in documents:
+        raise ValueError(f"{where}: no column {column!r}; columns are {sorted(documents)} (set text_column).")
+    for number, text in enumerate(documents[column], start=first_number):
+        if not isinstance(text, str):
+            raise ValueError(f"{where}, document {number}: {column!r} is {type(text).__name__}, not text.")
+    return documents[column]
+
+
+def encode(tokenizer, texts: list[str]) -> list[list[int]]:
+    """Token ids of each text, ending in the end-of-sequence token (added where the tokenizer does
+    not add it, as GPT-2's does not)."""
     eos = tokenizer.eos_token_id
     # verbose=False: documents longer than the model's context are expected here; rows cut them.
     return [ids if ids[-1:] == [eos] else ids + [eos] for ids in tokenizer(texts, verbose=False).input_ids]
 
 
-def _emit(pending: list[int], encoded: list[list[int]], raw_length: int):
+def cut_rows(carry: list[int], encoded: list[list[int]], raw_length: int) -> tuple[np.ndarray, list[int]]:
+    """(rows, new carry): ``carry`` followed by the encoded texts, cut into rows of ``raw_length``
+    tokens, shape (rows, raw_length); the tokens short of a full row are carried to the next call."""
+    stream = list(carry)
     for ids in encoded:
-        pending.extend(ids)
-    full = len(pending) // raw_length * raw_length
-    for start in range(0, full, raw_length):
-        yield np.asarray(pending[start:start + raw_length], dtype=np.int64)
-    return pending[full:]
+        stream.extend(ids)
+    full = len(stream) // raw_length * raw_length
+    rows = np.asarray(stream[:full], dtype=np.int64).reshape(-1, raw_length)
+    return rows, stream[full:]
+
+
+def raw_rows(texts: Iterable[str], tokenizer, raw_length: int, chunk: int = CHUNK) -> Iterator[np.ndarray]:
+    """Documents tokenized, joined and cut into rows of ``raw_length`` tokens; the few tokens
+    left at the very end, short of a full row, are dropped."""
+    carry: list[int] = []
+    texts = iter(texts)
+    while batch := list(islice(texts, chunk)):
+        rows, carry = cut_rows(carry, encode(tokenizer, batch), raw_length)
+        yield from rows
+
+
+@dataclass
+class Cursor:
+    """Where a reader is: enough to rebuild its next row without reading its share from the start."""
+
+    data_pass: int = 0                 # passes over the share completed
+    block: int = 0                     # shuffle blocks of this pass completed
+    stream: dict | None = None         # datasets' state_dict of the share at the start of this block
+    chunk: int = 0                     # chunks of this block completed
+    carry: list[int] = dataclasses.field(default_factory=list)  # tokens carried into this chunk
+    row: int = 0                       # rows of this chunk already made
+    row_number: int = 0                # rows this reader made before: seeds each row's noise mask
+
+
+class CorruptedBatches(torch.utils.data.IterableDataset):
+    """Endless span-corrupted batches of one training process, built by its DataLoader workers.
+
+    Every batch comes whole from one reader (a worker), so gradient accumulation only splits it
+    and never changes the data. Each row's noise mask depends on (seed, reader, row number) and
+    each block's order on (seed, reader, pass, block), so the batches depend on the seed, the
+    number of processes and the number of workers, and on nothing else.
+    """
+
+    def __init__(self, source: TextSource, tokenizer, collator, raw_length: int, rows_per_batch: int, seed: int,
+                 rank: int = 0, world_size: int = 1, shuffle_block: int = 10_000):
+        super().__init__()
+        self.source, self.tokenizer, self.collator, self.raw_length = source, tokenizer, collator, raw_length
+        self.rows_per_batch, self.seed, self.rank, self.world_size = rows_per_batch, seed, rank, world_size
+        self.shuffle_block = shuffle_block
+        self._state: dict | None = None    # where the next batch starts; None: at the beginning
+
+    # torchdata's StatefulDataLoader calls these in each worker, after every batch and on resume.
+    def state_dict(self) -> dict:
+        return {"position": self._state}
+
+    def load_state_dict(self, state: dict) -> None:
+        self._state = state["position"]
+
+    def _reader(self) -> tuple[int, int]:
+        """(this reader's number, readers in all): worker ``w`` of ``W`` on process ``r`` is reader ``r*W + w``."""
+        info = torch.utils.data.get_worker_info()
+        workers, worker = (info.num_workers, info.id) if info else (1, 0)
+        return self.rank * workers + worker, self.world_size * workers
+
+    def __iter__(self) -> Iterator[dict]:
+        reader, readers = self._reader()
+        cursor, skip = self._start(reader, readers)
+        rows, first = [], None
+        for row, where in self._rows(reader, readers, cursor, skip):
+            if not rows:
+                first = dataclasses.asdict(where)  # the batch's first row: where a resume restarts
+            rows.append(row)
+            if len(rows) == self.rows_per_batch:
+                numbers = range(first["row_number"], first["row_number"] + len(rows))
+                batch = self.collator(rows, [np.random.default_rng([self.seed, reader, n]) for n in numbers])
+                # After this batch: restart at its first row and skip its rows.
+                self._state = {"reader": reader, "readers": readers, "cursor": first, "skip": len(rows)}
+                yield batch
+                rows = []
+
+    def _start(self, reader: int, readers: int) -> tuple[Cursor, int]:
+        if self._state is None:
+            return Cursor(), 0
+        if (self._state["reader"], self._state["readers"]) != (reader, readers):
+            raise ValueError(f"This data position was saved by reader {self._state['reader']} of "
+                             f"{self._state['readers']} (processes x data workers), but it is being resumed as "
+                             f"reader {reader} of {readers}: resume with the same processes and data_workers.")
+        return Cursor(**self._state["cursor"]), self._state["skip"]
+
+    def _rows(self, reader: int, readers: int, cursor: Cursor, skip: int) -> Iterator[tuple[np.ndarray, Cursor]]:
+        """(row, cursor at that row) from ``cursor`` on, ``skip`` rows left out, pass after pass."""
+        while True:
+            share = reader_share(self.source, reader, readers)
+            if cursor.stream is not None:
+                share.load_state_dict(cursor.stream)
+            fresh_pass, made = cursor.stream is None, 0
+            # One block of documents at a time; ``iter`` (not a plain loop, which in a DataLoader worker
+            # would split the shards among workers once more) keeps datasets' position exact per block.
+            for documents in share.iter(batch_size=self.shuffle_block):
+                block = column_texts(documents, self.source.column, f"{self.source.path} ({self.source.split}), "
+                                     f"reader {reader}", cursor.block * self.shuffle_block)
+                order = np.random.default_rng([self.seed, reader, cursor.data_pass, cursor.block]).permutation(len(block))
+                block = [block[i] for i in order]
+                while cursor.chunk * CHUNK < len(block):
+                    chunk = block[cursor.chunk * CHUNK:(cursor.chunk + 1) * CHUNK]
+                    rows, carry = cut_rows(cursor.carry, encode(self.tokenizer, chunk), self.raw_length)
+                    while cursor.row < len(rows):
+                        if skip:
+                            skip -= 1
+                        else:
+                            yield rows[cursor.row], cursor
+                        cursor.row, cursor.row_number, made = cursor.row + 1, cursor.row_number + 1, made + 1
+                    cursor.chunk, cursor.carry, cursor.row = cursor.chunk + 1, carry, 0
+                cursor.block, cursor.chunk, cursor.stream = cursor.block + 1, 0, share.state_dict()
+            if fresh_pass and made == 0:
+                raise ValueError(f"{self.source.path} ({self.source.split}): reader {reader} of {readers} (processes x "
+                                 f"data workers) made no row of {self.raw_length} tokens from its whole share; add "
+                                 "data, or use fewer data_workers or processes.")
+            cursor.data_pass, cursor.block, cursor.chunk, cursor.stream = cursor.data_pass + 1, 0, 0, None
+
+
+STOP_GRACE_SECONDS = 30  # SLURM's default wait between SIGTERM and SIGKILL
+
+
+def _worker_outlives_stop_signals(worker_id: int) -> None:
+    """A cluster's SIGTERM (or SLURM's SIGUSR1) goes to every process of the job. A worker killed by
+    it would make torch raise in the training process, which must finish its step and checkpoint.
+    So a worker ignores SIGUSR1, and on SIGTERM keeps serving for a grace period, then exits cleanly
+    (exit status 0 is no error to torch); it also exits by itself once the training process is gone."""
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _exit_after_grace)
+
+
+def _exit_after_grace(number, frame) -> None:
+    import threading
+
+    threading.Timer(STOP_GRACE_SECONDS, os._exit, (0,)).start()
+
+
+def batch_loader(stream: CorruptedBatches, workers: int, pin_memory: bool = False):
+    """torchdata's StatefulDataLoader over ``stream``: ``workers`` processes build whole batches
+    (0: in this process), taken in turn; its ``state_dict`` says where each worker is."""
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    if workers:
+        # Each worker tokenizes on one core. Said before the workers fork, this also keeps the
+        # tokenizers library from warning that it switched its threads off in each of them.
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    with _quiet_torchdata():
+        return StatefulDataLoader(stream, batch_size=None, num_workers=workers, pin_memory=pin_memory,
+                                  worker_init_fn=_worker_outlives_stop_signals if workers else None,
+                                  prefetch_factor=4 if workers else None)
+
+
+def start_batches(loader) -> Iterator[dict]:
+    """``iter(loader)``: the workers start, from the position a ``load_state_dict`` restored."""
+    with _quiet_torchdata():
+        return iter(loader)
+
+
+def stop_batches(loader) -> None:
+    """Stop the loader's worker processes now, as the loader's own clean-up would when collected."""
+    iterator = getattr(loader, "_iterator", None)
+    if hasattr(iterator, "_shutdown_workers"):  # what the iterator's own __del__ calls
+        iterator._shutdown_workers()
+    loader._iterator = None
+
+
+def loader_state(loader) -> dict:
+    """What a checkpoint keeps of the data: every worker's position, and how many workers there were."""
+    return {"data_workers": loader.num_workers, "loader": loader.state_dict()}
+
+
+def restore_loader(loader, state: dict, where: str) -> None:
+    """Put ``loader`` (not yet started) where ``loader_state`` found it; a different worker count is refused."""
+    if state["data_workers"] != loader.num_workers:
+        raise ValueError(f"{where} was saved with data_workers={state['data_workers']}, and each worker reads its own "
+                         f"share of the documents: resume with --data-workers {state['data_workers']}.")
+    loader.load_state_dict(state["loader"])
+
+
+@contextlib.contextmanager
+def _quiet_torchdata():
+    """torchdata 0.11 calls a torch function that torch 2.13 deprecates and warns about; nothing to act on."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*set_vital")
+        yield

@@ -3,6 +3,7 @@ and a resume with no steps left (issue 14, section 4). Each interrupted run must
 uninterrupted one: the same held-out NLL and the same weights, within 1e-5."""
 
 import json
+import os
 import random
 import signal
 import subprocess
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.slow
 STEPS = 12
 SETTINGS = dict(model_name="standin:t5-v1_1-base", data_path=str(data_dir() / "c4"), input_length=32, batch_size=8,
                 total_steps=STEPS, warmup_steps=2, learning_rate=1e-2, log_every=1, eval_every=4, eval_batches=2,
-                attn_implementation="eager", shuffle_buffer=100, checkpoint_every=1)
+                attn_implementation="eager", shuffle_block=100, checkpoint_every=1, data_workers=2)
 
 
 def command(output_dir: Path, resume: bool) -> list[str]:
@@ -105,11 +106,13 @@ def test_many_sigkills_at_random_moments_then_resume_give_the_uninterrupted_run(
 
 
 def test_sigterm_checkpoints_says_how_to_resume_and_exits_0(tmp_path, uninterrupted):
+    # In a session of its own, so that the signal can go to every process of the run, data workers
+    # included, as a cluster's job limit or a preemption sends it.
     process = subprocess.Popen(command(tmp_path, resume=False), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               text=True)
+                               text=True, start_new_session=True)
     for line in process.stdout:
         if line.startswith("[train] Step 2 "):
-            process.send_signal(signal.SIGTERM)
+            os.killpg(process.pid, signal.SIGTERM)
             break
     rest = process.stdout.read()
     assert process.wait(timeout=300) == 0

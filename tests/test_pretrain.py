@@ -12,11 +12,11 @@ import pytest
 from course_utils.models import load_seq2seq_model, load_tokenizer
 from course_utils.paths import data_dir
 from course_utils.pretrain import PretrainConfig, check_config, log_line, pretrain
-from course_utils.pretrain_data import iter_texts, raw_rows, shuffled
+from course_utils.pretrain_data import iter_texts, raw_rows
 
 TINY = dict(model_name="standin:t5-v1_1-base", data_path=str(data_dir() / "c4"), data_config=None,
             input_length=32, batch_size=8, total_steps=8, warmup_steps=2, learning_rate=1e-2, log_every=2,
-            eval_every=4, eval_batches=2, attn_implementation="eager", shuffle_buffer=100)
+            eval_every=4, eval_batches=2, attn_implementation="eager", shuffle_block=100, data_workers=1)
 
 
 def test_local_files_of_every_kind_and_the_held_out_share(tmp_path):
@@ -58,11 +58,6 @@ def test_raw_rows_are_the_token_stream_cut_into_equal_rows():
     assert np.concatenate(rows).tolist() == stream[:len(rows) * 50]
 
 
-def test_streaming_shuffle_keeps_every_item():
-    items = list(shuffled(range(1000), 50, np.random.default_rng(0)))
-    assert sorted(items) == list(range(1000)) and items != list(range(1000))
-
-
 def test_batch_arithmetic_and_precision_are_checked():
     with pytest.raises(ValueError, match="batch_size 10 is not divisible by gradient_accumulation_steps 4 x 1"):
         check_config(PretrainConfig(batch_size=10, gradient_accumulation_steps=4), world_size=1)
@@ -87,7 +82,7 @@ def test_the_loop_logs_learns_and_writes_tensorboard(straight):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     config, result, lines = straight
-    assert lines[0] == "8 rows per step = 8 per forward pass x 1 accumulation x 1 process(es)"
+    assert lines[0] == "8 rows per step = 8 per forward pass x 1 accumulation x 1 process(es); 1 data worker(s) per process"
     lines = lines[1:]
     assert [line.split(" | ")[0] for line in lines] == [f"[train] Step {s} out of 8" for s in (2, 4, 6, 8)]
     assert sorted(result.eval_nll) == sorted(result.eval_nll_other_input) == [0, 4, 8]
@@ -119,7 +114,7 @@ def test_two_processes_train_on_different_shards(tmp_path):
                "-m", "course_utils.pretrain", "--model-name", TINY["model_name"], "--data-path", TINY["data_path"],
                "--input-length", "32", "--batch-size", "8", "--total-steps", "4", "--warmup-steps", "1",
                "--log-every", "2", "--eval-batches", "2", "--attn-implementation", "eager",
-               "--shuffle-buffer", "100", "--output-dir", str(tmp_path)]
+               "--shuffle-block", "100", "--data-workers", "1", "--output-dir", str(tmp_path)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads([line for line in done.stdout.splitlines() if line.startswith("{")][-1])
