@@ -20,7 +20,6 @@ import argparse
 import math
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -33,23 +32,21 @@ def run(profile_name: str, steps: int, learning_rate: float) -> dict[tuple[str, 
     from course_utils.environment import start_session
 
     session = start_session(profile_name, tempfile.mkdtemp(prefix="bench-optimizers-"))
-    from course_utils.pretrain import pretrain, pretrain_config
+    from course_utils.pretrain import pretrain_config, pretrain_variants
 
+    config = pretrain_config(session.profile, str(session.output_dir), learning_rate=learning_rate, total_steps=steps,
+                             eval_every=max(steps // 4, 1), checkpoint_every=0)
+    variants = {(optimizer, schedule): dict(optimizer=optimizer, lr_scheduler=schedule)
+                for optimizer in OPTIMIZERS for schedule in SCHEDULES}
     figures = {}
-    for optimizer in OPTIMIZERS:
-        for schedule in SCHEDULES:
-            config = pretrain_config(session.profile, str(session.output_dir / f"{optimizer}_{schedule}"),
-                                     optimizer=optimizer, lr_scheduler=schedule, learning_rate=learning_rate,
-                                     total_steps=steps, eval_every=max(steps // 4, 1), checkpoint_every=0)
-            start = time.perf_counter()
-            result = pretrain(config, echo=lambda _: None)
-            nll = result.eval_nll
-            final = nll[max(nll)]
-            diverged = not math.isfinite(final) or final >= nll[0]
-            figures[(optimizer, schedule)] = {"nll": nll, "final": final, "diverged": diverged,
-                                              "seconds": time.perf_counter() - start}
-            print(f"{optimizer:>10} + {schedule:<12} final NLL {final:8.3f}{'  DIVERGED' if diverged else ''} "
-                  f"({figures[(optimizer, schedule)]['seconds']:.0f} s)", flush=True)
+    for key, changes in variants.items():
+        result = pretrain_variants(config, {" + ".join(key): changes}, echo=lambda _: None)[" + ".join(key)]
+        nll = result.eval_nll
+        final = nll[max(nll)]
+        diverged = not math.isfinite(final) or final >= nll[0]
+        figures[key] = {"nll": nll, "final": final, "diverged": diverged, "seconds": result.train_seconds}
+        print(f"{key[0]:>10} + {key[1]:<12} final NLL {final:8.3f}{'  DIVERGED' if diverged else ''} "
+              f"({result.train_seconds:.0f} s of training)", flush=True)
     return figures
 
 

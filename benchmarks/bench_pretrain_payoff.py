@@ -13,8 +13,8 @@ and with another row's (the gap says how much the model reads its input), then a
 mean fine-tuning loss per run, and per data size the mean of each and how often the
 pretrained start was ahead.
 
-Smoke defaults: one 400-step pretraining (about a minute) and 12 fine-tunes, about 8 minutes
-on 2 CPU cores.
+Smoke defaults: one pretraining of the profile's 3,000 steps (about 2.5 minutes) and 12
+fine-tunes, about 12 minutes on 2 CPU cores; ``--rows 1200 --seeds 1 2 3 42`` took 9 minutes.
 """
 
 from __future__ import annotations

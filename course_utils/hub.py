@@ -30,8 +30,10 @@ from pathlib import Path
 from .environment import is_offline
 
 STANDIN_PREFIX = "standin:"
-# Weights as safetensors, plus configs and tokenizer files; skips the .bin/.h5/.msgpack copies.
+# Weights as safetensors, plus configs and tokenizer files; skips the .bin/.h5/.msgpack copies
+# (the .bin is taken instead where a repo has no safetensors).
 MODEL_FILES = ("*.json", "*.safetensors", "*.model", "*.txt")
+LEGACY_WEIGHT_FILES = ("pytorch_model*.bin",)  # fetched only for a repo without safetensors
 C4_TRAIN_SHARDS, C4_VALIDATION_SHARDS = 1024, 8
 # Where each data set keeps each split on the Hub, as (repo id, config) -> {split: file pattern}.
 HUB_DATA_FILES = {
@@ -85,7 +87,8 @@ def c4_shard_patterns(train_shards: int, config: str = "en") -> tuple[str, ...]:
 
 def hub_assets(profile) -> list[HubAsset]:
     """Every Hub model and data set ``profile`` reads (none for smoke, which ships its own)."""
-    assets = [HubAsset(name, "model", MODEL_FILES) for name in dict.fromkeys(profile.models.values()) if on_hub(name)]
+    names = [*profile.models.values(), *([profile.released_weights] if profile.released_weights else [])]
+    assets = [HubAsset(name, "model", MODEL_FILES) for name in dict.fromkeys(names) if on_hub(name)]
     for source in (profile.imdb, profile.cnn_dailymail):
         if on_hub(source.path):
             patterns = tuple(data_file_patterns(source.path, source.config).values())
@@ -166,6 +169,9 @@ def prefetch(profile, echo=print) -> list[HubAsset]:
     assets = hub_assets(profile)
     for i, asset in enumerate(assets, start=1):
         echo(f"[{i}/{len(assets)}] {asset} ...", flush=True)
-        snapshot_download(asset.repo_id, repo_type=asset.repo_type,
-                          allow_patterns=list(asset.allow_patterns) if asset.allow_patterns else None)
+        folder = snapshot_download(asset.repo_id, repo_type=asset.repo_type,
+                                   allow_patterns=list(asset.allow_patterns) if asset.allow_patterns else None)
+        if asset.repo_type == "model" and not any(Path(folder).glob("*.safetensors")):
+            # An older repo may hold its weights only in PyTorch's own format.
+            snapshot_download(asset.repo_id, repo_type="model", allow_patterns=list(LEGACY_WEIGHT_FILES))
     return assets

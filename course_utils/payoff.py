@@ -7,6 +7,10 @@ differs between the runs is the starting weights:
 
     starts = {"pretrained": result.model_dir, "random init": save_initial_weights(config, folder)}
     figures = compare_starts(profile, starts, output_root)
+    print(margin_sentence(figures, "pretrained", "random init"))   # ahead, level or behind, by how much
+
+In the full profile a third start joins, as in nanoT5: Google's released weights of the same
+architecture (``Profile.released_weights``).
 """
 
 from __future__ import annotations
@@ -41,3 +45,14 @@ def compare_starts(profile, starts: dict[str, str], output_root: str | Path, ech
         echo(f"{name:>11}: accuracy {figures[name]['accuracy']:.3f}, mean fine-tuning loss "
              f"{figures[name]['train_loss']:.3f}, {figures[name]['train_seconds']:.0f} s")
     return figures
+
+
+def margin_sentence(figures: dict[str, dict], start: str, baseline: str) -> str:
+    """One sentence: is ``start`` ahead of ``baseline`` in held-out accuracy, and by how many points."""
+    mine, theirs = figures[start]["accuracy"], figures[baseline]["accuracy"]
+    points = round((mine - theirs) * 100, 1)  # accuracy points, as printed
+    figures_text = f"({mine:.3f} against {theirs:.3f})"
+    if points == 0:
+        return f"The {start} start is level with the {baseline} start {figures_text}."
+    where = "ahead of" if points > 0 else "behind"
+    return f"The {start} start is {where} the {baseline} start by {abs(points):.1f} accuracy points {figures_text}."

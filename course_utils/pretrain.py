@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
+from .configs import checked_replace
 from .pretrain_data import (CorruptedBatches, TextSource, batch_loader, loader_state, restore_loader, start_batches,
                            stop_batches)
 
@@ -552,13 +553,39 @@ def _save_model(accelerator, model, tokenizer, config: PretrainConfig) -> str:
 
 def pretrain_config(profile, output_dir: str, **changes) -> PretrainConfig:
     """Lesson 04's run: PretrainConfig's recipe with ``profile.pretrain``'s changes, then ``changes``."""
-    from .configs import checked_replace
-
     config = PretrainConfig(model_name=profile.models["t5_v1_1_base"], data_path=profile.c4.path,
                             data_config=profile.c4.config, output_dir=output_dir,
                             attn_implementation=profile.attn_implementation)
     config = checked_replace(config, profile.pretrain, "Profile.pretrain setting")
     return checked_replace(config, changes, "pretraining setting")
+
+
+def pretrain_variants(config: PretrainConfig, variants: dict[str, dict], echo=print) -> dict[str, PretrainResult]:
+    """{name: result} of ``config``'s run once per variant, each changing only the settings it names
+    (an optimizer, a schedule, ...) and writing to ``<output_dir>/<name>``. Every run starts from the
+    same seeded weights and reads the same batches."""
+    results = {}
+    for name, changes in variants.items():
+        folder = Path(config.output_dir) / name.replace(" ", "_").replace("+", "and")
+        results[name] = pretrain(checked_replace(config, {**changes, "output_dir": str(folder)}, "variant setting"),
+                                 echo=lambda _: None)
+        nll = results[name].eval_nll
+        echo(f"{name}: held-out NLL {nll[0]:.3f} -> {nll[max(nll)]:.3f} after {max(nll)} steps")
+    return results
+
+
+# nanoT5's finding, in two runs: the same model, data and peak rate, with and without the RMS scaling.
+RACE = {"AdamW + RMS scaling": {"optimizer": "adamwscale"}, "plain AdamW": {"optimizer": "adamw"}}
+
+
+def optimizer_race(config: PretrainConfig, steps: int, output_dir: str, echo=print) -> dict[str, PretrainResult]:
+    """``RACE``'s two runs of ``config`` cut to ``steps`` (at most its own), with a tenth of them
+    (at most its own warm-up) warming up, the cosine schedule, and six evaluations."""
+    steps = min(steps, config.total_steps)
+    short = dataclasses.replace(config, output_dir=output_dir, total_steps=steps, lr_scheduler="cosine",
+                                warmup_steps=min(config.warmup_steps, steps // 10), eval_every=max(steps // 6, 1),
+                                log_every=max(steps // 6, 1), checkpoint_every=0, resume=False, stop_at_step=0)
+    return pretrain_variants(short, RACE, echo)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -86,6 +86,14 @@ class Profile:
     # nanoT5's whole recipe (the `python -m course_utils.pretrain` command). Keys are
     # PretrainConfig's own field names; pretrain.pretrain_config checks them.
     pretrain: dict = field(default_factory=dict)
+    # Lesson 04's optimizer race: plain AdamW against AdamW with RMS scaling, this many steps each
+    # (never more than the lesson's own run), at the lesson's peak rate. Full: 500 steps are about
+    # 5 minutes a run on an A100 at nanoT5's 0.56 s per step.
+    optimizer_race_steps: int = 500
+    # Lesson 04's third start, as nanoT5 compares: the released weights of the architecture it
+    # pretrains, loaded with from_pretrained. None where there are none: smoke's stand-in exists
+    # only as a config, so its weights would be one more random start.
+    released_weights: str | None = None
     # C4 en is hundreds of GB; prefetch takes this many of its 1,024 train shards
     # (about 356k documents each) for clusters that must run offline.
     c4_prefetch_train_shards: int = 8
@@ -109,9 +117,14 @@ def _smoke() -> Profile:
         # Random-weight stand-ins write noise. About a minute of training on the 400 shipped
         # training articles makes the T5 summaries worth scoring; the GPT-2 stand-in only
         # learns to continue news text, so its "TL;DR:" summaries stay zero-shot.
-        # Short rows and a small batch: a few hundred steps on the shipped corpus in about a minute.
-        pretrain=dict(input_length=128, batch_size=16, total_steps=400, warmup_steps=40, log_every=20,
-                      eval_every=100, eval_batches=6, checkpoint_every=0),
+        # Short rows and a small batch at the recipe's peak rate, after a short warm-up. 3,000 steps
+        # (about 2.5 minutes on 2 cores) is where the stand-in starts to read its input and its start
+        # beats random weights on lesson 01's task (benchmarks/bench_pretrain_payoff.py; 400 steps did
+        # not). One data worker: the pipeline runs off the training thread as in full, and on 2 cores
+        # more workers would only take the cores from the training.
+        pretrain=dict(input_length=128, batch_size=16, total_steps=3000, warmup_steps=40, log_every=100,
+                      eval_every=200, eval_batches=6, checkpoint_every=0, data_workers=1),
+        optimizer_race_steps=300,
         summary_test_rows=None,
         # Measured on 2 cores: t5-small 18 s, t5-base 36 s, gpt2 23 s.
         summary_warmups={"t5_small": WarmUp(num_train_epochs=3.0, learning_rate=5e-3, per_device_batch_size=8),
@@ -129,7 +142,7 @@ FULL_NOTEBOOK_PRETRAIN = dict(total_steps=6000, warmup_steps=1000, eval_every=10
 
 def _full() -> Profile:
     return Profile(name="full", offline=False, require_gpu=True, models=dict(MODEL_ROLES),
-                   pretrain=dict(FULL_NOTEBOOK_PRETRAIN))
+                   pretrain=dict(FULL_NOTEBOOK_PRETRAIN), released_weights=MODEL_ROLES["t5_v1_1_base"])
 
 
 # `course run --quick`: the same architectures, settings and code path, with rows and steps capped

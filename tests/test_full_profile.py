@@ -375,3 +375,35 @@ def test_the_step_timer_runs_the_course_code_and_reports_what_it_ran():
     assert (pretraining["steps"], pretraining["batch"], pretraining["gradient_accumulation_steps"]) == (3, "4 x 32", 2)
     for row in (finetune, pretraining):
         assert 0 < row["seconds_per_step"] < wall and 0 < row["first_step_seconds"] < wall
+
+
+# Issue 14, section 6: lesson 04's third start ------------------------------------------------
+
+def test_the_released_weights_are_the_full_profiles_third_start_and_are_prefetched():
+    full, smoke = get_profile("full"), get_profile("smoke")
+    assert full.released_weights == "google/t5-v1_1-base" and smoke.released_weights is None
+    assert "google/t5-v1_1-base" in [a.repo_id for a in hub.hub_assets(full)]
+    other = get_profile("full", released_weights="someone/t5-v1_1-base-continued")
+    assert "someone/t5-v1_1-base-continued" in [a.repo_id for a in hub.hub_assets(other)]
+
+
+def test_a_repo_without_safetensors_is_prefetched_with_its_pytorch_weights(tmp_path, monkeypatch):
+    import huggingface_hub
+
+    calls = []
+
+    def snapshot_download(repo_id, repo_type, allow_patterns):
+        calls.append((repo_id, tuple(allow_patterns or ())))
+        folder = tmp_path / repo_id.replace("/", "--")
+        folder.mkdir(exist_ok=True)
+        if repo_id == "t5-small":
+            (folder / "model.safetensors").write_bytes(b"")
+        return str(folder)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    profile = get_profile("full", models={"t5_small": "t5-small", "t5_v1_1_base": "google/t5-v1_1-base"},
+                          c4_prefetch_train_shards=0, imdb=DataSource(str(tmp_path)),
+                          cnn_dailymail=DataSource(str(tmp_path)))
+    hub.prefetch(profile, echo=lambda *a, **k: None)
+    assert calls == [("t5-small", hub.MODEL_FILES), ("google/t5-v1_1-base", hub.MODEL_FILES),
+                     ("google/t5-v1_1-base", hub.LEGACY_WEIGHT_FILES)]

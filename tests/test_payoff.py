@@ -43,3 +43,15 @@ def test_the_two_fine_tunes_differ_only_in_their_start(tmp_path, monkeypatch):
     lesson = dataclasses.asdict(finetune.lesson_config(profile, output_dir=first["output_dir"]))
     assert {key for key in first if first[key] != lesson[key]} == {"model_name", "seed", "max_train_rows"}
     assert (first["seed"], first["max_train_rows"]) == (3, 300)
+
+
+def test_the_margin_says_ahead_behind_or_level_with_the_points():
+    from course_utils.payoff import margin_sentence
+
+    figures = {"pretrained": {"accuracy": 0.916}, "random init": {"accuracy": 0.886}, "released": {"accuracy": 0.9161}}
+    assert margin_sentence(figures, "pretrained", "random init") == (
+        "The pretrained start is ahead of the random init start by 3.0 accuracy points (0.916 against 0.886).")
+    assert margin_sentence(figures, "random init", "pretrained") == (
+        "The random init start is behind the pretrained start by 3.0 accuracy points (0.886 against 0.916).")
+    assert margin_sentence(figures, "pretrained", "released") == (
+        "The pretrained start is level with the released start (0.916 against 0.916).")

@@ -212,3 +212,19 @@ def test_a_stopped_run_is_not_a_finished_one(tmp_path):
     pretrain(config, echo=lambda _: None)
     assert (tmp_path / "result.json").exists() and finished_run(tmp_path) is None
     assert finished_run(tmp_path / "nothing-here") is None
+
+
+def test_the_optimizer_race_differs_only_in_the_scaling(tmp_path):
+    from course_utils.pretrain import RACE, optimizer_race
+
+    config = PretrainConfig(**{**TINY, "total_steps": 6, "warmup_steps": 2, "eval_every": 2},
+                            output_dir=str(tmp_path / "lesson"))
+    race = optimizer_race(config, steps=100, output_dir=str(tmp_path / "race"), echo=lambda _: None)
+    assert list(race) == list(RACE) == ["AdamW + RMS scaling", "plain AdamW"]
+    scaled, plain = race.values()
+    assert scaled.steps == plain.steps == 6  # never longer than the lesson's own run
+    assert sorted(scaled.eval_nll) == [0, 1, 2, 3, 4, 5, 6]  # six evaluations after the start
+    assert scaled.eval_nll[0] == plain.eval_nll[0]  # the same weights and batches ...
+    assert scaled.eval_nll[6] != plain.eval_nll[6]  # ... and only the optimizer differs
+    saved = json.loads((tmp_path / "race" / "plain_AdamW" / "result.json").read_text())["config"]
+    assert (saved["optimizer"], saved["lr_scheduler"], saved["warmup_steps"]) == ("adamw", "cosine", 0)

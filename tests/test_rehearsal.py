@@ -47,9 +47,11 @@ def test_prefetch_filled_the_cache_through_huggingface_hub(rehearsal):
     snapshot = next((hub / "datasets--allenai--c4" / "snapshots").iterdir())
     assert sorted(p.name for p in (snapshot / "en").iterdir()) == (
         [f"c4-train.{i:05d}-of-01024.json.gz" for i in range(8)] + ["c4-validation.00000-of-00008.json.gz"])
-    config = json.loads(next((hub / "models--google--t5-v1_1-base" / "snapshots").iterdir()).joinpath(
-        "config.json").read_text())
-    assert config == PUBLISHED_CONFIGS["google/t5-v1_1-base"]
+    t5_v1_1 = next((hub / "models--google--t5-v1_1-base" / "snapshots").iterdir())
+    assert json.loads((t5_v1_1 / "config.json").read_text()) == PUBLISHED_CONFIGS["google/t5-v1_1-base"]
+    # Its repo holds only pytorch_model.bin: the prefetch took that instead (lesson 04 fine-tunes these weights).
+    assert (t5_v1_1 / "pytorch_model.bin").exists() and not list(t5_v1_1.glob("*.safetensors"))
+    assert (next((hub / "models--t5-small" / "snapshots").iterdir()) / "model.safetensors").exists()
 
 
 def test_every_notebook_ran_offline_at_full_size(rehearsal):
