@@ -1,6 +1,6 @@
 """How fast lesson 04's data pipeline makes batches, how fast it resumes, and why it shuffles in blocks.
 
-    python benchmarks/bench_pretrain_data.py [--profile smoke] [--workers 0 1 2] [--batches 30]
+    python benchmarks/bench_pretrain_data.py [--profile smoke] [--workers 0 1 2] [--batches 60]
                                              [--copies 20] [--resume-at 100]
 
 At the full recipe's lengths (rows of 568 tokens -> 512 inputs and 114 targets, 128 rows per
@@ -30,6 +30,7 @@ import json
 import os
 import tempfile
 import time
+from itertools import islice
 from pathlib import Path
 
 A100_ROWS_PER_S = 128 / 0.56   # nanoT5's bf16 + compile step on an A100
@@ -93,28 +94,29 @@ def resume_seconds(make_stream, workers: int, position: int) -> tuple[float, flo
     return replay, restored, all(torch.equal(got[key], expected[key]) for key in expected)
 
 
-def shuffles_after_resume(data_path: str, block: int, resume_at: int, compare: int) -> int:
-    """Documents among the ``compare`` after ``resume_at`` that differ from an uninterrupted pass."""
-    from course_utils.pretrain_data import TextSource, document_stream
+def shuffles_after_resume(source, block: int, resume_at: int, compare: int) -> int:
+    """Documents among the ``compare`` after ``resume_at`` that differ from an uninterrupted pass,
+    with datasets' shuffle buffer resumed from its ``state_dict``."""
+    from course_utils.pretrain_data import document_stream
 
-    source = TextSource(data_path, None, "train")
-    whole = [row["text"] for row in document_stream(source).shuffle(seed=0, buffer_size=block)]
-    stream = document_stream(source).shuffle(seed=0, buffer_size=block)
-    iterator = iter(stream)
-    for _ in range(resume_at):
-        next(iterator)
-    resumed = document_stream(source).shuffle(seed=0, buffer_size=block)
+    def shuffled():
+        return document_stream(source).shuffle(seed=0, buffer_size=block)
+
+    whole = [row[source.column] for row in islice(shuffled(), resume_at + compare)]
+    stream = shuffled()
+    for _ in islice(stream, resume_at):
+        pass
+    resumed = shuffled()
     resumed.load_state_dict(stream.state_dict())
-    after = [row["text"] for row in resumed][:compare]
-    expected = whole[resume_at:resume_at + compare]
-    return sum(a != b for a, b in zip(after, expected, strict=True))
+    after = [row[source.column] for row in islice(resumed, compare)]
+    return sum(a != b for a, b in zip(after, whole[resume_at:], strict=True))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="smoke")
     parser.add_argument("--workers", type=int, nargs="+", default=[0, 1, 2], help="DataLoader workers to time")
-    parser.add_argument("--batches", type=int, default=30, help="batches timed after the first")
+    parser.add_argument("--batches", type=int, default=60, help="batches timed after the first")
     parser.add_argument("--copies", type=int, default=20, help="smoke: times the sample corpus is repeated")
     parser.add_argument("--resume-at", type=int, default=100, help="batches made before the resume is timed")
     args = parser.parse_args(argv)
@@ -125,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         session = start_session(args.profile, scratch)  # offline switches before the HF imports below
         from course_utils.models import load_tokenizer
         from course_utils.pretrain import PretrainConfig, corrupted_batches
+        from course_utils.pretrain_data import TextSource
 
         profile = session.profile
         data_path = write_corpus(profile, Path(scratch) / "c4", args.copies)
@@ -150,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
               f"worker(s): {restored:.2f} s to the first batch from the checkpoint's position (the batch an "
               f"uninterrupted run makes next: {same}); making those batches took {replay:.1f} s")
         block = 1000
-        differ = shuffles_after_resume(data_path, block, resume_at=2500, compare=2000)
+        source = TextSource(data_path, profile.c4.config, "train", config.text_column)
+        differ = shuffles_after_resume(source, block, resume_at=2500, compare=2000)
         print(f"documents 2,501-4,500 of a pass, resumed at document 2,500 with a {block}-document buffer: "
               f"{differ:,} of 2,000 differ from the uninterrupted pass with datasets' shuffle buffer (its "
               "state_dict does not keep the buffer); the course's block shuffle resumes exactly (above, and "

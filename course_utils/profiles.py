@@ -152,7 +152,7 @@ def _full() -> Profile:
 # 8 reviews make one fine-tuning step of 8 rows: lesson 04 fine-tunes T5 v1.1 base (248 M parameters),
 # whose fp32 activations for lesson 01's batch of 16 reviews take about 18 GB on a CPU.
 QUICK_CAPS = dict(finetune_max_train_rows=8, finetune_max_eval_rows=8, finetune_epochs=1.0,
-                  summary_test_rows=4, c4_prefetch_train_shards=1)
+                  summary_test_rows=4, c4_prefetch_train_shards=1, optimizer_race_steps=1)
 QUICK_PRETRAIN = dict(batch_size=4, gradient_accumulation_steps=2, total_steps=2, warmup_steps=1, log_every=1,
                       eval_every=0, eval_batches=1, checkpoint_every=1)
 
