@@ -438,14 +438,14 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
     finally:
         stop_batches(loader)
     if result.stopped_by:
-        accelerator.end_training()
+        _finish_trackers(accelerator)
         return result
     if result.steps == config.total_steps and config.total_steps not in result.eval_nll:
         evaluate(model, accelerator, held_out, config.total_steps, result, micro_batch)  # resumed with no steps left
     result.model_dir = _save_model(accelerator, model, tokenizer, config)
     if accelerator.is_main_process:
         write_result(config, result)
-    accelerator.end_training()
+    _finish_trackers(accelerator)
     return result
 
 
@@ -534,6 +534,13 @@ def _train(config, accelerator, model, optimizer, scheduler, loader, batches, he
     return result
 
 
+def _finish_trackers(accelerator) -> None:
+    """Close TensorBoard, as ``end_training`` would, but keep the launcher's process group: Accelerate's
+    state outlives one run, and a second run in this process (pretrain_variants) needs the group."""
+    for tracker in accelerator.trackers:
+        tracker.finish()
+
+
 def _gathered_checksum(accelerator, input_ids) -> list[int]:
     import torch
 
@@ -595,6 +602,9 @@ def main(argv: list[str] | None = None) -> int:
                              "Pretrain a T5 with span corruption (nanoT5's recipe).")
     config = PretrainConfig(**vars(parser.parse_args(argv)))
     result = pretrain(config)
+    from accelerate import PartialState
+
+    PartialState().destroy_process_group()  # the end of the process: its launcher's group is done
     if os.environ.get("RANK", "0") == "0":
         print(json.dumps({"steps": result.steps, "eval_nll": result.eval_nll,
                           "eval_nll_other_input": result.eval_nll_other_input, "processes": result.processes,

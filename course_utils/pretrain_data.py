@@ -259,7 +259,7 @@ class CorruptedBatches(torch.utils.data.IterableDataset):
             share = reader_share(self.source, reader, readers)
             if cursor.stream is not None:
                 share.load_state_dict(cursor.stream)
-            fresh_pass, made = cursor.stream is None, 0
+            whole_pass, made = (cursor.stream, cursor.chunk, cursor.row) == (None, 0, 0), 0  # from its start?
             # One block of documents at a time; ``iter`` (not a plain loop, which in a DataLoader worker
             # would split the shards among workers once more) keeps datasets' position exact per block.
             for documents in share.iter(batch_size=self.shuffle_block):
@@ -278,7 +278,7 @@ class CorruptedBatches(torch.utils.data.IterableDataset):
                         cursor.row, cursor.row_number, made = cursor.row + 1, cursor.row_number + 1, made + 1
                     cursor.chunk, cursor.carry, cursor.row = cursor.chunk + 1, carry, 0
                 cursor.block, cursor.chunk, cursor.stream = cursor.block + 1, 0, share.state_dict()
-            if fresh_pass and made == 0:
+            if whole_pass and made == 0:
                 raise ValueError(f"{self.source.path} ({self.source.split}): reader {reader} of {readers} (processes x "
                                  f"data workers) made no row of {self.raw_length} tokens from its whole share; add "
                                  "data, or use fewer data_workers or processes.")

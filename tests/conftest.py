@@ -48,6 +48,17 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.fixture(autouse=True)
+def environment_restored():
+    """Each test leaves os.environ as it found it. A DeepSpeed fine-tune in this process sets the
+    launcher's variables (RANK, LOCAL_RANK, ...); leaked into later tests or nbval's kernels,
+    LOCAL_RANK makes Accelerate treat a single process as a distributed run."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
 @pytest.fixture
 def netguard_log(request) -> Path:
     return request.config._course_netguard_log

@@ -85,10 +85,15 @@ for attempt in (lambda: load_tokenizer("t5-small"), lambda: load_imdb(DataSource
     assert log.read_text() == ""
 
 
-def test_prefetch_asks_for_every_full_asset(monkeypatch):
+def test_prefetch_asks_for_every_full_asset(monkeypatch, tmp_path):
     calls = []
-    monkeypatch.setattr("huggingface_hub.snapshot_download",
-                        lambda repo_id, repo_type, allow_patterns: calls.append((repo_id, repo_type, allow_patterns)))
+    (tmp_path / "model.safetensors").touch()  # every repo here has safetensors, so no .bin is asked for
+
+    def snapshot_download(repo_id, repo_type, allow_patterns):
+        calls.append((repo_id, repo_type, allow_patterns))
+        return str(tmp_path)
+
+    monkeypatch.setattr("huggingface_hub.snapshot_download", snapshot_download)
     fetched = prefetch(get_profile("full"), echo=lambda *a, **k: None)
     assert [str(a) for a in fetched] == ["t5-small", "t5-base", "gpt2", "google/t5-v1_1-base",
                                          "stanfordnlp/imdb (default)", "abisee/cnn_dailymail (3.0.0)", "allenai/c4"]
@@ -100,6 +105,7 @@ def test_prefetch_asks_for_every_full_asset(monkeypatch):
     c4 = [c for c in calls if c[0] == "allenai/c4"][0]
     assert c4[1] == "dataset" and len(c4[2]) == 8 + 1
     assert ("t5-small", "model", ["*.json", "*.safetensors", "*.model", "*.txt"]) in calls
+    assert len(calls) == len(fetched)
 
 
 def test_smoke_needs_nothing_from_the_hub():

@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -228,3 +229,17 @@ def test_the_optimizer_race_differs_only_in_the_scaling(tmp_path):
     assert scaled.eval_nll[6] != plain.eval_nll[6]  # ... and only the optimizer differs
     saved = json.loads((tmp_path / "race" / "plain_AdamW" / "result.json").read_text())["config"]
     assert (saved["optimizer"], saved["lr_scheduler"], saved["warmup_steps"]) == ("adamw", "cosine", 0)
+
+
+def test_two_runs_in_one_process_under_a_launcher(tmp_path):
+    # Under a launcher's variables Accelerate initializes a process group that outlives one run;
+    # the second run of pretrain_variants must find it still there (end_training would destroy it).
+    script = (f"from course_utils.pretrain import PretrainConfig, optimizer_race\n"
+              f"config = PretrainConfig(**{TINY!r}, output_dir={str(tmp_path / 'lesson')!r})\n"
+              f"race = optimizer_race(config, 4, {str(tmp_path / 'race')!r}, echo=lambda _: None)\n"
+              f"print(sorted(race), [run.steps for run in race.values()])\n")
+    launched = dict(os.environ, RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
+                    MASTER_PORT=str(29600 + os.getpid() % 1000))
+    done = subprocess.run([sys.executable, "-c", script], env=launched, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "['AdamW + RMS scaling', 'plain AdamW'] [4, 4]"
