@@ -49,14 +49,19 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 @pytest.fixture(autouse=True)
-def environment_restored():
-    """Each test leaves os.environ as it found it. A DeepSpeed fine-tune in this process sets the
-    launcher's variables (RANK, LOCAL_RANK, ...); leaked into later tests or nbval's kernels,
-    LOCAL_RANK makes Accelerate treat a single process as a distributed run."""
-    saved = dict(os.environ)
+def launcher_variables_restored():
+    """Each test leaves the launcher's variables (RANK, LOCAL_RANK, ...) as it found them. A DeepSpeed
+    fine-tune in this process sets them (zero.launcher_environment); leaked into later tests or
+    nbval's kernels, LOCAL_RANK makes Accelerate treat a single process as a distributed run."""
+    from course_utils.zero import LAUNCHER_VARIABLES
+
+    saved = {name: os.environ.get(name) for name in LAUNCHER_VARIABLES}
     yield
-    os.environ.clear()
-    os.environ.update(saved)
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture
