@@ -4,15 +4,17 @@ The notebook calls ``pretrain``; long runs use the command line, on one process 
 
     python -m course_utils.pretrain --help
     python -m course_utils.pretrain --model-name standin:t5-v1_1-base --data-path data/c4 \\
-        --input-length 128 --batch-size 16 --total-steps 200 --warmup-steps 20 --output-dir outputs/pt
+        --input-length 128 --batch-size 16 --total-steps 200 --warmup-steps 20 --data-workers 1 --output-dir outputs/pt
     accelerate launch --num_processes 8 -m course_utils.pretrain --output-dir outputs/t5_base_c4
 
 Every ``log_every`` steps it prints a line in nanoT5's shape:
 
     [train] Step 100 out of 65536 | Loss --> 4.219 | Grad_l2 --> 1.204 | Weights_l2 --> 7042.931 | Lr --> 0.010 | Seconds_per_step --> 0.560 |
 
-and writes the same figures to TensorBoard (``<output_dir>/tensorboard``). A run can be stopped
-and resumed from its last checkpoint (``--resume true``) and continues exactly where it was.
+and writes the same figures to TensorBoard (``<output_dir>/tensorboard``). The batches are made
+in ``data_workers`` DataLoader processes (``pretrain_data.py``). A run can be stopped and resumed
+from its last checkpoint (``--resume true``), which keeps the data workers' positions too, and
+continues exactly where it was.
 """
 
 from __future__ import annotations
