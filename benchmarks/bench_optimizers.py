@@ -38,15 +38,15 @@ def run(profile_name: str, steps: int, learning_rate: float) -> dict[tuple[str, 
                              eval_every=max(steps // 4, 1), checkpoint_every=0)
     variants = {(optimizer, schedule): dict(optimizer=optimizer, lr_scheduler=schedule)
                 for optimizer in OPTIMIZERS for schedule in SCHEDULES}
+    results = pretrain_variants(config, {" + ".join(key): changes for key, changes in variants.items()},
+                                echo=lambda line: print(line, flush=True))
     figures = {}
-    for key, changes in variants.items():
-        result = pretrain_variants(config, {" + ".join(key): changes}, echo=lambda _: None)[" + ".join(key)]
+    for key in variants:
+        result = results[" + ".join(key)]
         nll = result.eval_nll
         final = nll[max(nll)]
         diverged = not math.isfinite(final) or final >= nll[0]
         figures[key] = {"nll": nll, "final": final, "diverged": diverged, "seconds": result.train_seconds}
-        print(f"{key[0]:>10} + {key[1]:<12} final NLL {final:8.3f}{'  DIVERGED' if diverged else ''} "
-              f"({result.train_seconds:.0f} s of training)", flush=True)
     return figures
 
 

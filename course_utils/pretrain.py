@@ -217,6 +217,11 @@ def micro_batch_size(config: PretrainConfig, world_size: int) -> int:
     return config.batch_size // (max(config.gradient_accumulation_steps, 1) * world_size)
 
 
+def split_rows(batch: dict, rows: int) -> list[dict]:
+    """``batch`` cut into parts of ``rows`` rows: a step's micro-batches (every tensor is (rows, length))."""
+    return [{key: value[i:i + rows] for key, value in batch.items()} for i in range(0, len(batch["labels"]), rows)]
+
+
 def corrupted_batches(config: PretrainConfig, tokenizer, split: str, seed: int, rank: int = 0,
                       world_size: int = 1) -> CorruptedBatches:
     """This process's endless batches of ``split``: ``batch_size / world_size`` corrupted rows each."""
@@ -251,11 +256,10 @@ def input_reliance(model, batches: list[dict], device=None, micro_batch: int | N
     scores = {"own input": [], "another row's input": []}
     with torch.no_grad():
         for b in batches:
-            parts = len(b["labels"]) // (micro_batch or len(b["labels"]))
             for name, shift in (("own input", 0), ("another row's input", 1)):
-                inputs = b["input_ids"].roll(shift, dims=0)  # row i gets row i-1's input
-                for input_ids, labels in zip(inputs.chunk(parts), b["labels"].chunk(parts), strict=True):
-                    scores[name].append(float(model(input_ids=input_ids.to(device), labels=labels.to(device)).loss))
+                inputs = {"input_ids": b["input_ids"].roll(shift, dims=0), "labels": b["labels"]}  # row i gets row i-1's input
+                for part in split_rows(inputs, micro_batch or len(b["labels"])):
+                    scores[name].append(float(model(**{k: v.to(device) for k, v in part.items()}).loss))
     model.train(was_training)
     return {name: sum(values) / len(values) for name, values in scores.items()}
 
@@ -439,14 +443,12 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
                             result, echo, signals)
     finally:
         stop_batches(loader)
-    if result.stopped_by:
-        _finish_trackers(accelerator)
-        return result
-    if result.steps == config.total_steps and config.total_steps not in result.eval_nll:
-        evaluate(model, accelerator, held_out, config.total_steps, result, micro_batch)  # resumed with no steps left
-    result.model_dir = _save_model(accelerator, model, tokenizer, config)
-    if accelerator.is_main_process:
-        write_result(config, result)
+    if not result.stopped_by:  # a stopped run has its checkpoint; the model is saved at the end
+        if result.steps == config.total_steps and config.total_steps not in result.eval_nll:
+            evaluate(model, accelerator, held_out, config.total_steps, result, micro_batch)  # resumed, no steps left
+        result.model_dir = _save_model(accelerator, model, tokenizer, config)
+        if accelerator.is_main_process:
+            write_result(config, result)
     _finish_trackers(accelerator)
     return result
 
@@ -493,8 +495,8 @@ def _train(config, accelerator, model, optimizer, scheduler, loader, batches, he
         step_loss = 0.0
         batch = next(batches)  # this process's rows of the step: (batch_size / processes, input_length) ...
         # ... split into gradient_accumulation_steps micro-batches of micro_batch rows
-        parts = [{k: v[i:i + micro_batch].to(accelerator.device, non_blocking=True) for k, v in batch.items()}
-                 for i in range(0, len(batch["labels"]), micro_batch)]
+        parts = [{k: v.to(accelerator.device, non_blocking=True) for k, v in part.items()}
+                 for part in split_rows(batch, micro_batch)]
         if first:
             result.first_batch_checksums = _gathered_checksum(accelerator, parts[0]["input_ids"])
             first = False

@@ -94,11 +94,7 @@ def read_documents(path: Path, column: str) -> Iterator[str]:
 
 
 def _text_of(row: dict, column: str, where: str) -> str:
-    if column not in row:
-        raise ValueError(f"{where}: no column {column!r}; columns are {sorted(row)} (set text_column).")
-    if not isinstance(row[column], str):
-        raise ValueError(f"{where}: {column!r} is {type(row[column]).__name__}, not text.")
-    return row[column]
+    return column_texts({key: [value] for key, value in row.items()}, column, where)[0]
 
 
 def _local_documents(paths: list[str], column: str, split: str, by_name: bool) -> Iterator[dict]:
@@ -146,13 +142,15 @@ def iter_texts(data_path: str, data_config: str | None, split: str, rank: int = 
         yield from texts
 
 
-def column_texts(documents: dict, column: str, where: str, first_number: int) -> list[str]:
-    """The ``column`` of a batch of documents (a dict of lists), each checked to be text."""
+def column_texts(documents: dict, column: str, where: str, first_number: int | None = None) -> list[str]:
+    """The ``column`` of a batch of documents (a dict of lists), each checked to be text; errors name
+    ``where`` and, when ``first_number`` is given, the document's number."""
     if column not in documents:
         raise ValueError(f"{where}: no column {column!r}; columns are {sorted(documents)} (set text_column).")
-    for number, text in enumerate(documents[column], start=first_number):
+    for index, text in enumerate(documents[column]):
         if not isinstance(text, str):
-            raise ValueError(f"{where}, document {number}: {column!r} is {type(text).__name__}, not text.")
+            at = where if first_number is None else f"{where}, document {first_number + index}"
+            raise ValueError(f"{at}: {column!r} is {type(text).__name__}, not text.")
     return documents[column]
 
 
@@ -232,7 +230,10 @@ class CorruptedBatches(torch.utils.data.IterableDataset):
         reader, readers = self._reader()
         cursor, skip = self._start(reader, readers)
         rows, first = [], None
-        for row, where in self._rows(reader, readers, cursor, skip):
+        for row, where in self._rows(reader, readers, cursor):
+            if skip:  # a resume restarts at its batch's first row: the rows it already served
+                skip -= 1
+                continue
             if not rows:
                 first = dataclasses.asdict(where)  # the batch's first row: where a resume restarts
             rows.append(row)
@@ -253,8 +254,8 @@ class CorruptedBatches(torch.utils.data.IterableDataset):
                              f"reader {reader} of {readers}: resume with the same processes and data_workers.")
         return Cursor(**self._state["cursor"]), self._state["skip"]
 
-    def _rows(self, reader: int, readers: int, cursor: Cursor, skip: int) -> Iterator[tuple[np.ndarray, Cursor]]:
-        """(row, cursor at that row) from ``cursor`` on, ``skip`` rows left out, pass after pass."""
+    def _rows(self, reader: int, readers: int, cursor: Cursor) -> Iterator[tuple[np.ndarray, Cursor]]:
+        """(row, cursor at that row) from ``cursor`` on, pass after pass."""
         while True:
             share = reader_share(self.source, reader, readers)
             if cursor.stream is not None:
@@ -263,26 +264,32 @@ class CorruptedBatches(torch.utils.data.IterableDataset):
             # One block of documents at a time; ``iter`` (not a plain loop, which in a DataLoader worker
             # would split the shards among workers once more) keeps datasets' position exact per block.
             for documents in share.iter(batch_size=self.shuffle_block):
-                block = column_texts(documents, self.source.column, f"{self.source.path} ({self.source.split}), "
-                                     f"reader {reader}", cursor.block * self.shuffle_block)
-                order = np.random.default_rng([self.seed, reader, cursor.data_pass, cursor.block]).permutation(len(block))
-                block = [block[i] for i in order]
-                while cursor.chunk * CHUNK < len(block):
-                    chunk = block[cursor.chunk * CHUNK:(cursor.chunk + 1) * CHUNK]
-                    rows, carry = cut_rows(cursor.carry, encode(self.tokenizer, chunk), self.raw_length)
-                    while cursor.row < len(rows):
-                        if skip:
-                            skip -= 1
-                        else:
-                            yield rows[cursor.row], cursor
-                        cursor.row, cursor.row_number, made = cursor.row + 1, cursor.row_number + 1, made + 1
-                    cursor.chunk, cursor.carry, cursor.row = cursor.chunk + 1, carry, 0
+                made += yield from self._block_rows(self._shuffled(documents, reader, cursor), cursor)
                 cursor.block, cursor.chunk, cursor.stream = cursor.block + 1, 0, share.state_dict()
             if whole_pass and made == 0:
                 raise ValueError(f"{self.source.path} ({self.source.split}): reader {reader} of {readers} (processes x "
                                  f"data workers) made no row of {self.raw_length} tokens from its whole share; add "
                                  "data, or use fewer data_workers or processes.")
             cursor.data_pass, cursor.block, cursor.chunk, cursor.stream = cursor.data_pass + 1, 0, 0, None
+
+    def _shuffled(self, documents: dict, reader: int, cursor: Cursor) -> list[str]:
+        """The block's texts in the order seeded by (seed, reader, pass, block)."""
+        texts = column_texts(documents, self.source.column, f"{self.source.path} ({self.source.split}), reader {reader}",
+                             cursor.block * self.shuffle_block)
+        order = np.random.default_rng([self.seed, reader, cursor.data_pass, cursor.block]).permutation(len(texts))
+        return [texts[i] for i in order]
+
+    def _block_rows(self, block: list[str], cursor: Cursor):
+        """The block's rows from ``cursor`` on, a chunk of documents tokenized at a time; returns how many."""
+        made = 0
+        while cursor.chunk * CHUNK < len(block):
+            chunk = block[cursor.chunk * CHUNK:(cursor.chunk + 1) * CHUNK]
+            rows, carry = cut_rows(cursor.carry, encode(self.tokenizer, chunk), self.raw_length)
+            while cursor.row < len(rows):
+                yield rows[cursor.row], cursor
+                cursor.row, cursor.row_number, made = cursor.row + 1, cursor.row_number + 1, made + 1
+            cursor.chunk, cursor.carry, cursor.row = cursor.chunk + 1, carry, 0
+        return made
 
 
 STOP_GRACE_SECONDS = 30  # SLURM's default wait between SIGTERM and SIGKILL
