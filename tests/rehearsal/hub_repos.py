@@ -126,10 +126,10 @@ def write_model_repo(name: str, folder: Path, texts: list[str]) -> None:
     count = sum(p.numel() for p in model.parameters())
     if count != PUBLISHED_PARAMETERS[name]:
         raise RuntimeError(f"{name}: built {count:,} parameters, the published model has {PUBLISHED_PARAMETERS[name]:,}.")
-    model.save_pretrained(folder)
-    if name in PYTORCH_WEIGHTS_ONLY:
+    if name in PYTORCH_WEIGHTS_ONLY:  # config.json and generation_config.json are written below
         torch.save(model.state_dict(), folder / "pytorch_model.bin")
-        (folder / "model.safetensors").unlink()
+    else:
+        model.save_pretrained(folder)
     tokenizer = t5_tokenizer(texts) if family == "t5" else gpt2_tokenizer(texts)
     tokenizer.save_pretrained(folder)
     (folder / "config.json").write_text(json.dumps(published, indent=2) + "\n")  # the Hub's file, not transformers 5's
