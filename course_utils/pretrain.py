@@ -587,15 +587,18 @@ def pretrain_variants(config: PretrainConfig, variants: dict[str, dict], echo=pr
 
 # nanoT5's finding, in two runs: the same model, data and peak rate, with and without the RMS scaling.
 RACE = {"AdamW + RMS scaling": {"optimizer": "adamwscale"}, "plain AdamW": {"optimizer": "adamw"}}
+RACE_EVAL_BATCHES = 10
 
 
 def optimizer_race(config: PretrainConfig, steps: int, output_dir: str, echo=print) -> dict[str, PretrainResult]:
     """``RACE``'s two runs of ``config`` cut to ``steps`` (at most its own), with a tenth of them
-    (at most its own warm-up) warming up, the cosine schedule, and six evaluations."""
+    (at most its own warm-up) warming up, the cosine schedule, and six evaluations on at most
+    ``RACE_EVAL_BATCHES`` held-out batches (the recipe's 100 would cost as much as the race's steps)."""
     steps = min(steps, config.total_steps)
     short = dataclasses.replace(config, output_dir=output_dir, total_steps=steps, lr_scheduler="cosine",
                                 warmup_steps=min(config.warmup_steps, steps // 10), eval_every=max(steps // 6, 1),
-                                log_every=max(steps // 6, 1), checkpoint_every=0, resume=False, stop_at_step=0)
+                                eval_batches=min(config.eval_batches, RACE_EVAL_BATCHES), log_every=max(steps // 6, 1),
+                                checkpoint_every=0, resume=False, stop_at_step=0)
     return pretrain_variants(short, RACE, echo)
 
 

@@ -229,6 +229,7 @@ def test_the_optimizer_race_differs_only_in_the_scaling(tmp_path):
     assert scaled.eval_nll[6] != plain.eval_nll[6]  # ... and only the optimizer differs
     saved = json.loads((tmp_path / "race" / "plain_AdamW" / "result.json").read_text())["config"]
     assert (saved["optimizer"], saved["lr_scheduler"], saved["warmup_steps"]) == ("adamw", "cosine", 0)
+    assert saved["eval_batches"] == 2  # the lesson's own, being fewer than RACE_EVAL_BATCHES
 
 
 def test_two_runs_in_one_process_under_a_launcher(tmp_path):
@@ -243,3 +244,13 @@ def test_two_runs_in_one_process_under_a_launcher(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], env=launched, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "['AdamW + RMS scaling', 'plain AdamW'] [4, 4]"
+
+
+def test_the_race_evaluates_on_at_most_ten_batches(monkeypatch):
+    from course_utils import pretrain as module
+
+    seen = {}
+    monkeypatch.setattr(module, "pretrain_variants", lambda config, variants, echo: seen.setdefault("config", config))
+    module.optimizer_race(PretrainConfig(eval_batches=100), steps=500, output_dir="race")
+    assert (seen["config"].eval_batches, seen["config"].total_steps, seen["config"].warmup_steps,
+            seen["config"].eval_every) == (module.RACE_EVAL_BATCHES, 500, 50, 83)
