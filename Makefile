@@ -1,6 +1,7 @@
 # The course's two commands (README, "Quick start"); each creates .venv first if it is missing.
 #   make course   run every notebook in the smoke profile -> outputs/smoke/report.md
 #   make test     unit tests, the full-profile rehearsal, then every notebook under nbval, all offline
+#   make test-fast the unit tests without subprocess launches, notebooks or pretraining runs (under 3 minutes)
 #   make rehearse the full profile at full size on this machine: prefetch from a Hub server on
 #                 127.0.0.1 (olah), then an offline `course run --profile full --quick`
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -13,7 +14,7 @@ STAMP := $(VENV)/.installed
 HUB_VENV := .venv-hub
 HUB_STAMP := $(HUB_VENV)/.installed
 
-.PHONY: course test install hub-venv rehearse benchmark clean-outputs
+.PHONY: course test test-fast install hub-venv rehearse benchmark clean-outputs
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || \
@@ -40,6 +41,9 @@ course: $(STAMP)
 
 test: $(STAMP) $(HUB_STAMP)
 	$(BIN)/python -m pytest
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest tests -m "not slow and not gpu"
 
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_course_run.py

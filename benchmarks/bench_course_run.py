@@ -39,4 +39,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from results import recorded
+
+    sys.exit(recorded("bench_course_run", main))

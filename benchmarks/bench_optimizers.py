@@ -77,4 +77,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from results import recorded
+
+    sys.exit(recorded("bench_optimizers", main))

@@ -26,6 +26,7 @@ minutes on 2 CPU cores.
 from __future__ import annotations
 
 import argparse
+import sys
 import json
 import os
 import tempfile
@@ -163,4 +164,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from results import recorded
+
+    sys.exit(recorded("bench_pretrain_data", main))

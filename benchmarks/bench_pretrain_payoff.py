@@ -20,6 +20,7 @@ fine-tunes, about 12 minutes on 2 CPU cores; ``--rows 1200 --seeds 1 2 3 42`` to
 from __future__ import annotations
 
 import argparse
+import sys
 import statistics
 import tempfile
 
@@ -38,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         session = start_session(args.profile, scratch)  # offline switches before the HF imports below
         from course_utils.models import load_seq2seq_model, load_tokenizer
-        from course_utils.payoff import compare_starts, save_initial_weights
+        from course_utils.finetune import compare_starts
+        from course_utils.pretrain import save_initial_weights
         from course_utils.pretrain import held_out_batches, input_reliance, pretrain, pretrain_config
 
         changes = {"total_steps": args.pretrain_steps} if args.pretrain_steps else {}
@@ -83,4 +85,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from results import recorded
+
+    sys.exit(recorded("bench_pretrain_payoff", main))

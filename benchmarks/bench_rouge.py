@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 from course_utils.paths import data_dir
@@ -60,4 +61,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from results import recorded
+
+    sys.exit(recorded("bench_rouge", main))

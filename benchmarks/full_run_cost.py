@@ -143,4 +143,6 @@ def _duration(seconds: float) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from results import recorded
+
+    sys.exit(recorded("full_run_cost", main))

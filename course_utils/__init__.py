@@ -1,18 +1,36 @@
 """course_utils: the shared helpers behind the course "Fine-tuning and Evaluating LLMs".
 
 The notebooks in ``notebooks/`` tell each lesson's story; what two lessons (or a script
-launched by ``deepspeed``/``accelerate launch``) need lives here, one module per job:
+launched by ``deepspeed``/``accelerate launch``) need lives here, one module per job, in five
+floors: a module imports only modules on the floors below its own (tests/test_repository.py).
 
-- ``profiles``    the smoke and full profiles: model names, data sources, sizes, devices
-- ``environment`` offline switches and the notebook session (set-up as an explicit call)
-- ``data``        loaders for IMDB, CNN/DailyMail and C4, from the Hub or from ``data/``
-- ``standins``    tiny stand-in models built from configs, saved and loaded by path
-- ``models``      model and tokenizer loading onto the training device; T5 v1.1's untied output layer
-- ``hardware``    what device and library stack this machine has; precision and the training device
-- ``metrics``     each notebook's key figures, recorded into ``metrics.json``
-- ``runner``      executes the notebooks with papermill and writes ``report.md``
-- ``hub``         the Hugging Face cache: prefetch, what is there offline, its one-line error
-- ``cli``         the ``course`` command
+1. Leaves, which import nothing of the package:
+- ``paths``           where the repository, outputs and caches are
+- ``configs``         checked overrides of typed configs, ``--help`` from field comments, one-line errors
+- ``offline``         the offline switches, stand-in names, the missing-asset error
+- ``tokens``          pairs tokenized for training, documents packed into rows, batched generation
+- ``metrics``         each notebook's key figures, recorded into ``metrics.json``
+- ``rouge``           ROUGE-1/2/L/Lsum, sentence splitting
+- ``optim``           AdamW with RMS scaling, Adafactor, the cosine and inverse-square-root schedules
+- ``span_corruption`` T5's span-corruption objective
+2. Settings and the machine:
+- ``profiles``        the smoke and full profiles: model names, data sources, each lesson's settings
+- ``hardware``        device, GPU memory, precision (the one rule), library versions
+- ``hub``             the Hugging Face cache: prefetch and what is there offline
+- ``standins``        tiny stand-in models built from configs, saved and loaded by path
+- ``sentiment``       IMDB as text-to-text: label words, checks, classification, accuracy
+- ``runner``          executes the notebooks with papermill and writes ``report.md``
+3. Loading and launching:
+- ``environment``     a notebook's session: offline switches, one GPU, the output folder
+- ``data``            IMDB, CNN/DailyMail and C4 from the Hub or ``data/``; the one reader of local files
+- ``models``          models and tokenizers onto the training device; T5 v1.1's untied output layer
+- ``zero``            DeepSpeed configs checked, launcher variables, model-state memory per ZeRO stage
+- ``cli``             the ``course`` command
+4. Lessons:
+- ``finetune``        lesson 01's fine-tune (and 02's and 04's repeats of it), command line included
+- ``summarize``       lesson 03's summaries, warm-ups and their scores
+- ``pretrain_data``   lesson 04's span-corrupted batches, made in DataLoader workers, resumable
+5. ``pretrain``        lesson 04's pretraining run, command line included
 
 Importing this package changes nothing: no environment variables, seeds or downloads.
 """

@@ -13,8 +13,12 @@ import os
 import sys
 from pathlib import Path
 
+from .configs import InputError
+from .hub import check_offline_assets, prefetch
+from .offline import MissingAssetError
 from .paths import notebooks_dir, output_dir
 from .profiles import PROFILE_NAMES, get_profile
+from .runner import find_notebooks, run_course, write_report
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,15 +49,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args) -> int:
-    from .hub import MissingAssetError, check_offline_assets
-    from .runner import find_notebooks, run_course, write_report
-
     profile = get_profile(args.profile, quick=args.quick)
     out = output_dir(profile.name, args.output_dir)
     try:
         notebooks = find_notebooks(args.notebooks_dir or notebooks_dir(), args.only.split(","))
         check_offline_assets(profile)
-    except (ValueError, MissingAssetError) as err:
+    except (InputError, MissingAssetError) as err:
         print(f"course run: {err}", file=sys.stderr)
         return 2
     if not notebooks:
@@ -70,8 +71,6 @@ def _run(args) -> int:
 
 
 def _prefetch(args) -> int:
-    from .hub import prefetch
-
     profile = get_profile(args.profile)
     fetched = prefetch(profile)
     print(f"{len(fetched)} asset(s) in the Hugging Face cache for profile {profile.name}.")

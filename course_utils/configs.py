@@ -1,9 +1,29 @@
-"""Typed configs with checked overrides: an unknown or misspelt key is an error, not a no-op."""
+"""Typed configs with checked overrides and a command line that explains itself.
+
+    config = checked_replace(FinetuneConfig(), {"learning_rate": 1e-3})   # an unknown key is an error
+    parser = argument_parser(PretrainConfig, "python -m course_utils.pretrain", "Pretrain a T5.")
+    sys.exit(run_command(main_body, "python -m course_utils.pretrain", (InputError, MissingAssetError)))
+
+Each ``--option`` of a parser built here takes its help from the comment written next to (or just
+above) its field in the dataclass, so the code and ``--help`` say the same thing.
+"""
 
 from __future__ import annotations
 
+import argparse
+import ast
 import dataclasses
-from collections.abc import Mapping
+import inspect
+import io
+import sys
+import textwrap
+import tokenize
+from collections.abc import Callable, Mapping
+
+
+class InputError(ValueError):
+    """Bad input from the person running the course: a file, a line, a setting. The message names it
+    and says what to do; command-line entry points print it as one line instead of a traceback."""
 
 
 def checked_replace(config, overrides: Mapping, what: str = "setting"):
@@ -11,14 +31,32 @@ def checked_replace(config, overrides: Mapping, what: str = "setting"):
     known = {f.name for f in dataclasses.fields(config)}
     unknown = sorted(set(overrides) - known)
     if unknown:
-        raise ValueError(f"Unknown {what}(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}.")
+        raise InputError(f"Unknown {what}(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}.")
     return dataclasses.replace(config, **overrides)
+
+
+def field_comments(config_class) -> dict[str, str]:
+    """{field name: its comment}: the comment at the end of the field's line, after the comment lines
+    just above it (for fields whose reason takes a paragraph)."""
+    source = textwrap.dedent(inspect.getsource(config_class))
+    comments = {token.start[0]: token.string.lstrip("#").strip()
+                for token in tokenize.generate_tokens(io.StringIO(source).readline) if token.type == tokenize.COMMENT}
+    lines = source.splitlines()
+    found = {}
+    for node in ast.parse(source).body[0].body:
+        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+            continue
+        above, line = [], node.lineno - 1
+        while line in comments and lines[line - 1].lstrip().startswith("#"):
+            above.insert(0, comments[line])
+            line -= 1
+        trailing = [comments[node.end_lineno]] if node.end_lineno in comments else []
+        found[node.target.id] = " ".join(above + trailing)
+    return found
 
 
 def boolean(text: str) -> bool:
     """``true``/``false`` (also 1/0, yes/no) from the command line."""
-    import argparse
-
     if text.lower() in ("1", "true", "yes"):
         return True
     if text.lower() in ("0", "false", "no"):
@@ -26,15 +64,35 @@ def boolean(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
-def argument_parser(config_class, prog: str, description: str):
-    """An argparse parser with one ``--field-name`` option per field of the dataclass ``config_class``."""
-    import argparse
-
+def argument_parser(config_class, prog: str, description: str) -> argparse.ArgumentParser:
+    """An argparse parser with one ``--field-name`` option per field of the dataclass ``config_class``,
+    each helped by the field's comment and its default."""
     kinds = {"int": int, "int | None": int, "float": float, "str": str, "str | None": str, "bool": boolean}
+    comments = field_comments(config_class)
     parser = argparse.ArgumentParser(prog=prog, description=description)
     for f in dataclasses.fields(config_class):
         kind = kinds.get(str(f.type), str)
-        hint = "true or false; " if kind is boolean else ""
+        hint = "true or false. " if kind is boolean else ""
+        comment = comments.get(f.name, "").replace("%", "%%")  # argparse formats help with %
         parser.add_argument("--" + f.name.replace("_", "-"), type=kind, default=f.default,
-                            help=f"{hint}(default: {f.default})")
+                            help=f"{hint}{comment} (default: {f.default})".strip())
     return parser
+
+
+def one_line(error: BaseException) -> str:
+    """An error's message on one line. An error raised in a DataLoader worker comes back wrapped in
+    the worker's traceback; its own message is the traceback's last line."""
+    message = str(error).strip()
+    if "Original Traceback" in message:
+        message = message.splitlines()[-1].split(": ", 1)[-1]
+    return " ".join(message.split())
+
+
+def run_command(body: Callable[[], int], prog: str, expected: tuple[type[BaseException], ...] = (InputError,)) -> int:
+    """``body()``, with an ``expected`` error (bad input, not a bug) printed as one line on stderr and
+    exit status 2 instead of a traceback. Any other error keeps its traceback."""
+    try:
+        return body()
+    except expected as error:
+        print(f"{prog}: error: {one_line(error)}", file=sys.stderr, flush=True)
+        return 2

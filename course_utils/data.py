@@ -12,10 +12,12 @@ the Hub's schema, so the lessons never need to know which one they got:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
-from .environment import is_offline
+from .configs import InputError
 from .hub import local_data_files, writable_datasets_cache
+from .offline import is_offline
 from .profiles import DataSource
 
 
@@ -44,8 +46,7 @@ def local_split_files(folder: Path) -> dict[str, str]:
     paths = sorted(folder.glob("*.jsonl"), key=lambda p: (order.get(p.stem, 9), p.stem))
     files = {p.stem: str(p) for p in paths}
     if not files:
-        raise FileNotFoundError(f"No <split>.jsonl files in {folder}; regenerate them with "
-                                "`python data/generate.py`.")
+        raise InputError(f"No <split>.jsonl files in {folder}; regenerate them with `python data/generate.py`.")
     return files
 
 
@@ -54,31 +55,62 @@ def check_columns(columns: list[str], features, where: str) -> None:
     missing = [c for c in features if c not in columns]
     extra = [c for c in columns if c not in features]
     if missing or extra:
-        raise ValueError(f"{where}: missing column(s) {missing or 'none'}, unexpected column(s) "
+        raise InputError(f"{where}: missing column(s) {missing or 'none'}, unexpected column(s) "
                          f"{extra or 'none'}; expected exactly {list(features)}.")
 
 
-def check_class_labels(split, features, where: str) -> None:
-    """Fail, naming the row, when a label column holds a value its ClassLabel cannot (-1 = no label)."""
+def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """(line number counted from 1, as an editor shows it; text) of a UTF-8 file. A line that is
+    not UTF-8 is named; the file is read as bytes so that the number is exact."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise InputError(f"{path}, line {number}: not UTF-8 text (byte {err.start + 1} of the line is "
+                                 f"{raw[err.start]:#04x}); save the file as UTF-8 or remove that line.") from None
+
+
+def read_jsonl(path: str | Path, columns=None) -> Iterator[tuple[int, dict]]:
+    """(line number, row) of a JSON Lines file, blank lines skipped; each row is checked to be a JSON
+    object with exactly ``columns`` (None: any), and every error names the file and the line."""
+    for number, line in read_lines(path):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise InputError(f"{path}, line {number}: not valid JSON ({err.msg}, character {err.pos + 1}); a line cut "
+                             "short by an interrupted copy looks like this. Fix or delete the line, or copy the "
+                             "file again.") from None
+        if not isinstance(row, dict):
+            raise InputError(f"{path}, line {number}: a JSON {type(row).__name__}, not an object with named columns.")
+        if columns is not None:
+            check_columns(list(row), columns, f"{path}, line {number}")
+        yield number, row
+
+
+def check_labels(number: int, row: dict, features, where: str) -> None:
+    """Fail, naming the line, when a label column holds a value its ClassLabel cannot (-1 = no label)."""
     from datasets import ClassLabel
 
     for name, feature in features.items():
-        if isinstance(feature, ClassLabel):
-            allowed = range(-1, feature.num_classes)
-            for row, value in enumerate(split[name]):
-                if value not in allowed:
-                    raise ValueError(f"{where}, row {row}: {name!r} is {value!r}; expected one of "
-                                     f"{list(allowed)} ({', '.join(feature.names)}, or -1 for none).")
+        if isinstance(feature, ClassLabel) and row[name] not in range(-1, feature.num_classes):
+            raise InputError(f"{where}, line {number}: {name!r} is {row[name]!r}; expected one of "
+                             f"{list(range(-1, feature.num_classes))} ({', '.join(feature.names)}, or -1 for none).")
+
+
+def check_local_file(path: str, features) -> None:
+    """Read a local split once with our own reader, so a bad file is named with its line before datasets reads it."""
+    for number, row in read_jsonl(path, tuple(features)):
+        check_labels(number, row, features, path)
 
 
 def iter_jsonl(paths: list[str], columns: tuple[str, ...]):
     """Rows of JSON Lines files, each checked for exactly ``columns`` (the error names file and line)."""
     for path in paths:
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                row = json.loads(line)
-                check_columns(list(row), columns, f"{path}, line {number}")
-                yield row
+        for _, row in read_jsonl(path, columns):
+            yield row
 
 
 def _load_local(folder: Path, features, streaming: bool):
@@ -92,13 +124,9 @@ def _load_local(folder: Path, features, streaming: bool):
             split: IterableDataset.from_generator(iter_jsonl, features=features,
                                                   gen_kwargs={"paths": [path], "columns": tuple(features)})
             for split, path in files.items()})
-    splits = {}
-    for split, path in files.items():
-        raw = Dataset.from_json(path)  # untyped first, so a wrong file gives our message
-        check_columns(raw.column_names, features, path)
-        check_class_labels(raw, features, path)
-        splits[split] = raw.cast(features)
-    return DatasetDict(splits)
+    for path in files.values():  # every file checked before any is read, so a bad one stops the load at once
+        check_local_file(path, features)
+    return DatasetDict({split: Dataset.from_json(path).cast(features) for split, path in files.items()})
 
 
 def load_source(source: DataSource, features, streaming: bool = False):
@@ -111,6 +139,9 @@ def load_source(source: DataSource, features, streaming: bool = False):
     folder = Path(source.path)
     if folder.is_dir():
         return _load_local(folder, features, streaming)
+    if folder.is_absolute() or source.path.startswith((".", "~")) or folder.exists():
+        raise InputError(f"{source.path} is not a folder: point the data path at a folder of <split>.jsonl files "
+                         "or at a Hub data set (such as stanfordnlp/imdb).")
     if streaming and not is_offline():
         from datasets import load_dataset
 

@@ -18,20 +18,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .hardware import describe_device, quiet_library_notices
+from .hardware import require_gpu as stop_without_gpu
+from .offline import configure_offline, is_offline
 from .paths import output_dir as default_output_dir
 from .profiles import Profile, get_profile
-
-# Every switch the Hugging Face stack reads to stay off the network.
-OFFLINE_VARIABLES = {
-    "HF_HUB_OFFLINE": "1",
-    "HF_DATASETS_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "HF_EVALUATE_OFFLINE": "1",
-    "HF_HUB_DISABLE_TELEMETRY": "1",
-}
-# Modules that cache the switches at import time.
-_EARLY_READERS = ("huggingface_hub", "transformers", "datasets", "evaluate")
-
 
 @dataclass(frozen=True)
 class Session:
@@ -40,25 +31,6 @@ class Session:
     profile: Profile
     output_dir: Path
     environment: dict[str, str] = field(default_factory=dict)  # variables this call set
-
-
-def configure_offline(offline: bool) -> dict[str, str]:
-    """Set the offline switches when ``offline``; return the variables this call changed."""
-    if not offline:
-        return {}
-    changed = {k: v for k, v in OFFLINE_VARIABLES.items() if os.environ.get(k) != v}
-    late = [m for m in _EARLY_READERS if m in sys.modules]
-    if changed and late:
-        raise RuntimeError(
-            f"{', '.join(late)} was imported before the offline switches were set, so it would "
-            "still try the network. Restart the kernel and run the set-up cell first.")
-    os.environ.update(changed)
-    return changed
-
-
-def is_offline() -> bool:
-    """True when the Hugging Face Hub must not be contacted (HF_HUB_OFFLINE set)."""
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def one_gpu() -> dict[str, str]:
@@ -96,10 +68,8 @@ def start_session(profile_name: str = "smoke", output_dir: str | os.PathLike | N
     # the other libraries off too: datasets, for one, would otherwise still report loads over the network.
     changed = configure_offline(profile.offline or is_offline())
     changed.update(one_gpu())
+    changed.update(quiet_library_notices())  # after one_gpu: it asks torch whether there is a GPU
     if check_gpu and gpu_required(profile, require_gpu):
-        from .hardware import describe_device
-        from .hardware import require_gpu as stop_without_gpu
-
         stop_without_gpu(describe_device())
     out = default_output_dir(profile.name, output_dir or None)
     out.mkdir(parents=True, exist_ok=True)

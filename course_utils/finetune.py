@@ -9,6 +9,12 @@ processes (lesson 02):
         --output-dir outputs/cli_run --num-train-epochs 1
 
 It prints one JSON line with the final loss, the time and the accuracy of the saved model.
+
+Lesson 02 repeats lesson 01's run under ZeRO, and lesson 04 from other starting weights:
+
+    plain, zero = comparison_configs(profile, "outputs", "zero2")     # only output_dir and deepspeed differ
+    figures = compare_starts(profile, {"pretrained": folder, "random init": other}, "outputs")
+    print(margin_sentence(figures, "pretrained", "random init"))
 """
 
 from __future__ import annotations
@@ -16,14 +22,22 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .hardware import resolve_precision
-from .sentiment import LABEL_WORDS
+from .configs import InputError, argument_parser, checked_replace, run_command
+from .data import load_imdb
+from .hardware import peak_memory, quiet_library_notices, resolve_precision
+from .models import load_seq2seq_model, load_tokenizer, model_options
+from .offline import MissingAssetError
+from .profiles import DataSource
+from .sentiment import LABEL_WORDS, accuracy_report, classify, prepare_imdb, tokenize_for_seq2seq
+from .zero import (DeepSpeedConfigError, deepspeed_config_path, launcher_environment, load_deepspeed_config,
+                   without_launcher_variables)
 
 
 @dataclass(frozen=True)
@@ -32,25 +46,25 @@ class FinetuneConfig:
 
     model_name: str = "t5-small"          # Hub id, local folder, or standin:<name>
     data_path: str = "stanfordnlp/imdb"   # Hub id or a folder of <split>.jsonl files
-    data_config: str | None = None
+    data_config: str | None = None        # the Hub data set's config name (IMDB has none)
     output_dir: str = "outputs/finetune"  # checkpoints, the saved model, TensorBoard events
     # T5's released checkpoints were trained on a task mixture that includes SST-2, with this
     # prefix and the answers "positive"/"negative": reusing it lets fine-tuning start from what
     # the model already knows, and makes the "before" accuracy a real zero-shot baseline.
     task_prefix: str = "sst2 sentence: "
     max_source_length: int = 512          # T5 was pretrained on 512-token inputs
-    num_train_epochs: float = 1.0
+    num_train_epochs: float = 1.0         # passes over the training rows; one is enough for a released T5
     per_device_batch_size: int = 16       # the original course's batch size
-    gradient_accumulation_steps: int = 1
+    gradient_accumulation_steps: int = 1  # micro-batches summed into one optimizer step
     learning_rate: float = 3e-4           # a common choice for T5 fine-tuning with AdamW
-    warmup_steps: float = 0.1             # a float in [0, 1) is a fraction of all steps: 10 % warm-up
-    seed: int = 42
-    max_train_rows: int | None = None     # None: the whole split
-    max_eval_rows: int | None = None
+    warmup_fraction: float = 0.1          # share of all steps in which the rate rises linearly from 0
+    seed: int = 42                        # model initialisation (where random), data order and row sampling
+    max_train_rows: int | None = None     # None: the whole split; else a seeded random subset of this many
+    max_eval_rows: int | None = None      # test rows scored after training (None: the whole split)
     group_by_length: bool = True          # batches of similar lengths pad (and so waste) little
     precision: str = "auto"               # "auto": bf16 where the GPU supports it, else fp32; never fp16
-    logging_steps: int = 10
-    eval_batch_size: int = 64
+    logging_steps: int = 10               # optimizer steps between loss lines (and TensorBoard points)
+    eval_batch_size: int = 64             # reviews classified per generate call after training
     deepspeed: str | None = None          # path to a DeepSpeed JSON config (lesson 02)
     attn_implementation: str | None = None  # None: the library default (SDPA); "eager" on small CPUs
 
@@ -64,18 +78,27 @@ class FinetuneConfig:
 
 
 def lesson_config(profile, output_dir: str, **changes) -> FinetuneConfig:
-    """Lesson 01's fine-tune as ``profile`` sizes it; lesson 02 repeats it, changing only ``changes``."""
-    return dataclasses.replace(FinetuneConfig(
-        model_name=profile.models["t5_small"],
-        data_path=profile.imdb.path,
-        data_config=profile.imdb.config,
-        output_dir=output_dir,
-        num_train_epochs=profile.finetune_epochs,
-        learning_rate=profile.finetune_learning_rate,
-        max_train_rows=profile.finetune_max_train_rows,
-        max_eval_rows=profile.finetune_max_eval_rows,
-        attn_implementation=profile.attn_implementation,
-    ), **changes)
+    """Lesson 01's fine-tune as ``profile`` sizes it (``profile.finetune``); lesson 02 repeats it, changing
+    only ``changes``."""
+    config = FinetuneConfig(model_name=profile.models["t5_small"], data_path=profile.imdb.path,
+                            data_config=profile.imdb.config, output_dir=output_dir,
+                            attn_implementation=profile.attn_implementation)
+    config = checked_replace(config, profile.finetune, "Profile.finetune setting")
+    return checked_replace(config, changes, "fine-tuning setting")
+
+
+# Both runs of lesson 02's comparison train in fp32. With bf16 they would not train the same way: the
+# plain Trainer's bf16 is autocast over fp32 weights, while DeepSpeed's bf16 keeps the weights themselves
+# in bf16 (with fp32 copies inside the optimizer), so a loss gap would mix ZeRO with rounding.
+COMPARISON_PRECISION = "fp32"
+
+
+def comparison_configs(profile, output_root: str | os.PathLike, zero_name: str) -> tuple[FinetuneConfig, FinetuneConfig]:
+    """Lesson 01's fine-tune twice, plain and under ``zero_name``: only output_dir and deepspeed differ."""
+    plain = lesson_config(profile, output_dir=str(Path(output_root) / "02_plain"), precision=COMPARISON_PRECISION)
+    zero = dataclasses.replace(plain, output_dir=str(Path(output_root) / f"02_{zero_name}"),
+                               deepspeed=str(deepspeed_config_path(zero_name)))
+    return plain, zero
 
 
 @dataclass(frozen=True)
@@ -89,24 +112,16 @@ class FinetuneResult:
     peak_memory_kind: str                 # "cuda_max_allocated" or "process_peak_rss"
 
 
-def target_length(tokenizer) -> int:
-    """Tokens the longest label word needs, with its end-of-sequence token."""
+def answer_length(tokenizer) -> int:
+    """Tokens the longest label word needs, with its end-of-sequence token: the training targets'
+    length and the answers' max_new_tokens alike."""
     return max(len(tokenizer(word).input_ids) for word in LABEL_WORDS)
-
-
-def load_options(config: FinetuneConfig) -> dict:
-    """Keyword arguments for from_pretrained that the config sets."""
-    from .models import model_options
-
-    return model_options(config.attn_implementation)
 
 
 def checked_deepspeed_config(config: FinetuneConfig, precision: str) -> dict | None:
     """The run's DeepSpeed config as a dict, checked against its batch sizes, processes and precision."""
     if not config.deepspeed:
         return None
-    from .zero import load_deepspeed_config
-
     return load_deepspeed_config(config.deepspeed, world_size=int(os.environ.get("WORLD_SIZE", "1")),
                                  per_device_batch_size=config.per_device_batch_size,
                                  gradient_accumulation_steps=config.gradient_accumulation_steps,
@@ -126,7 +141,7 @@ def training_arguments(config: FinetuneConfig):
         per_device_eval_batch_size=config.eval_batch_size,
         gradient_accumulation_steps=config.gradient_accumulation_steps,
         learning_rate=config.learning_rate,
-        warmup_steps=config.warmup_steps,
+        warmup_steps=config.warmup_fraction,  # transformers 5 reads a float below 1 as a share of all steps
         optim="adamw_torch",
         seed=config.seed, data_seed=config.seed,
         bf16=precision == "bf16", fp16=False,
@@ -164,8 +179,6 @@ def build_trainer(config: FinetuneConfig, model, tokenizer, train_dataset):
 
 def train(trainer) -> FinetuneResult:
     """Run ``trainer.train()`` and return its figures."""
-    from .hardware import peak_memory
-
     start = time.perf_counter()
     output = trainer.train()
     seconds = time.perf_counter() - start
@@ -188,12 +201,6 @@ def save(trainer, tokenizer, model_dir: Path) -> Path:
 
 def run(config: FinetuneConfig, echo=print) -> dict:
     """The whole recipe: load, prepare, train, save, reload, measure accuracy. Returns figures."""
-    from .data import load_imdb
-    from .models import load_seq2seq_model, load_tokenizer
-    from .profiles import DataSource
-    from .sentiment import accuracy_report, classify, prepare_imdb, tokenize_for_seq2seq
-    from .zero import launcher_environment
-
     if config.deepspeed:  # one process without a launcher: DeepSpeed still needs ranks and an address
         chosen = launcher_environment()
         if chosen:
@@ -205,10 +212,10 @@ def run(config: FinetuneConfig, echo=print) -> dict:
     tokenizer = load_tokenizer(config.model_name)
     # Under DeepSpeed the model stays on the CPU until DeepSpeed places it: ZeRO-3 and offload exist so
     # that a model too large for one GPU never has to sit on one whole.
-    model = load_seq2seq_model(config.model_name, device="cpu" if config.deepspeed else None, **load_options(config))
-    answer_length = target_length(tokenizer)  # training targets and generated answers alike
+    model = load_seq2seq_model(config.model_name, device="cpu" if config.deepspeed else None, **model_options(config.attn_implementation))
+    answer_tokens = answer_length(tokenizer)  # training targets and generated answers alike
     train_set = tokenize_for_seq2seq(splits["train"], tokenizer, config.task_prefix,
-                                     config.max_source_length, answer_length)
+                                     config.max_source_length, answer_tokens)
     trainer = build_trainer(config, model, tokenizer, train_set)
     result = train(trainer)
     figures = {"train_loss": result.train_loss, "final_loss": result.final_loss,
@@ -223,22 +230,25 @@ def run(config: FinetuneConfig, echo=print) -> dict:
 
         unset_hf_deepspeed_config()
     if trainer.is_world_process_zero():
-        reloaded = load_seq2seq_model(str(config.model_dir), **load_options(config))
+        reloaded = load_seq2seq_model(str(config.model_dir), **model_options(config.attn_implementation))
         answers = classify(reloaded, load_tokenizer(str(config.model_dir)), splits["test"]["text"],
-                           config.task_prefix, config.max_source_length, answer_length,
+                           config.task_prefix, config.max_source_length, answer_tokens,
                            config.eval_batch_size)
         report = accuracy_report(answers, splits["test"]["label_text"])
         figures.update(accuracy=report.accuracy, unknown_answers=report.unknown)
     return figures
 
 
-def cli_arguments(config: FinetuneConfig) -> list[str]:
-    """The command-line flags that rebuild ``config`` in ``python -m course_utils.finetune``."""
+def cli_arguments(config: FinetuneConfig, relative_to: str | os.PathLike | None = None) -> list[str]:
+    """The command-line flags that rebuild ``config`` in ``python -m course_utils.finetune``. Paths that
+    exist are written relative to ``relative_to`` when given (the folder the command runs in on every node)."""
     arguments = []
     for f in dataclasses.fields(config):
         value = getattr(config, f.name)
         if value is None:
             continue
+        if relative_to is not None and isinstance(value, str) and os.path.exists(value):
+            value = os.path.relpath(value, relative_to)
         arguments += ["--" + f.name.replace("_", "-"), str(value).lower() if isinstance(value, bool) else str(value)]
     return arguments
 
@@ -250,6 +260,20 @@ def launch_command(config: FinetuneConfig, processes: int = 1) -> list[str]:
     return [sys.executable, *launcher, "-m", "course_utils.finetune", *cli_arguments(config)]
 
 
+def cluster_command(config: FinetuneConfig, launcher: str, gpus_per_node: int, nodes: int = 1,
+                    master_addr: str = "node-a", relative_to: str | os.PathLike | None = None) -> str:
+    """The shell line that starts this fine-tune on ``nodes`` x ``gpus_per_node`` GPUs with ``launcher``
+    ("deepspeed" or "torchrun"); several nodes need DeepSpeed's launcher and a file named ``hostfile``."""
+    flags = shlex.join(cli_arguments(config, relative_to))
+    if launcher == "torchrun" and nodes == 1:
+        return f"torchrun --standalone --nproc_per_node {gpus_per_node} -m course_utils.finetune {flags}"
+    if launcher != "deepspeed":
+        raise InputError(f"launcher must be 'deepspeed' or 'torchrun' (one node), got {launcher!r} for {nodes} node(s).")
+    hosts = f"--hostfile hostfile --num_nodes {nodes} " if nodes > 1 else ""
+    master = f"--master_addr {master_addr} " if nodes > 1 else ""
+    return f"deepspeed {hosts}--num_gpus {gpus_per_node} {master}--module course_utils.finetune {flags}"
+
+
 def launch(config: FinetuneConfig, processes: int = 1, timeout: float | None = None) -> dict:
     """Run the fine-tune in fresh processes and return its result line.
 
@@ -258,11 +282,9 @@ def launch(config: FinetuneConfig, processes: int = 1, timeout: float | None = N
     """
     log_path = Path(config.output_dir) / "launch.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    environment = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE",
-                                                                    "MASTER_ADDR", "MASTER_PORT")}
     with open(log_path, "w") as log:
         done = subprocess.run(launch_command(config, processes), stdout=subprocess.PIPE, stderr=log, text=True,
-                              env=environment, timeout=timeout)
+                              env=without_launcher_variables(), timeout=timeout)
         log.write(done.stdout)
     results = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not results:
@@ -271,11 +293,39 @@ def launch(config: FinetuneConfig, processes: int = 1, timeout: float | None = N
     return json.loads(results[-1])
 
 
-def _parser():
-    from .configs import argument_parser
+def compare_starts(profile, starts: dict[str, str], output_root: str | os.PathLike, echo=print,
+                   **changes) -> dict[str, dict]:
+    """{start name: figures of ``run``} for lesson 01's fine-tune from each start (lesson 04's payoff).
 
-    parser = argument_parser(FinetuneConfig, "python -m course_utils.finetune",
-                             "Fine-tune T5 on IMDB sentiment (text-to-text).")
+    ``changes`` (a seed, a number of training rows, ...) apply to every start alike; only
+    ``model_name`` and ``output_dir`` differ between the runs.
+    """
+    figures = {}
+    for name, start in starts.items():
+        config = lesson_config(profile, output_dir=str(Path(output_root) / f"finetune_{'_'.join(name.split())}"),
+                               model_name=start, **changes)
+        figures[name] = run(config, echo=echo)
+        echo(f"{name:>11}: accuracy {figures[name]['accuracy']:.3f}, mean fine-tuning loss "
+             f"{figures[name]['train_loss']:.3f}, {figures[name]['train_seconds']:.0f} s")
+    return figures
+
+
+def margin_sentence(figures: dict[str, dict], start: str, baseline: str) -> str:
+    """One sentence: is ``start`` ahead of ``baseline`` in held-out accuracy, and by how many points."""
+    mine, theirs = figures[start]["accuracy"], figures[baseline]["accuracy"]
+    points = round((mine - theirs) * 100, 1)  # accuracy points, as printed
+    figures_text = f"({mine:.3f} against {theirs:.3f})"
+    if points == 0:
+        return f"The {start} start is level with the {baseline} start {figures_text}."
+    where = "ahead of" if points > 0 else "behind"
+    return f"The {start} start is {where} the {baseline} start by {abs(points):.1f} accuracy points {figures_text}."
+
+
+PROG = "python -m course_utils.finetune"
+
+
+def _parser():
+    parser = argument_parser(FinetuneConfig, PROG, "Fine-tune T5 on IMDB sentiment (text-to-text).")
     parser.add_argument("--local_rank", "--local-rank", type=int, default=-1,
                         help="set by the deepspeed launcher; read from the environment otherwise")
     return parser
@@ -284,10 +334,15 @@ def _parser():
 def main(argv: list[str] | None = None) -> int:
     args = vars(_parser().parse_args(argv))
     args.pop("local_rank")
-    figures = run(FinetuneConfig(**args))
-    if os.environ.get("RANK", "0") == "0":  # one result line, from the process that measured accuracy
-        print(json.dumps(figures), flush=True)
-    return 0
+
+    def body() -> int:
+        quiet_library_notices()
+        figures = run(FinetuneConfig(**args))
+        if os.environ.get("RANK", "0") == "0":  # one result line, from the process that measured accuracy
+            print(json.dumps(figures), flush=True)
+        return 0
+
+    return run_command(body, PROG, (InputError, MissingAssetError, DeepSpeedConfigError, FileNotFoundError))
 
 
 if __name__ == "__main__":

@@ -14,8 +14,14 @@ import os
 import platform
 from importlib import metadata
 
+from .configs import InputError
+
 LIBRARIES = ("torch", "transformers", "datasets", "accelerate", "deepspeed", "evaluate", "tokenizers")
 GIB = 1024 ** 3
+
+
+PRECISIONS = ("auto", "bf16", "fp32")
+FP16_REFUSAL = "T5's activations overflow fp16 (NaN losses); use bf16 or fp32."
 
 
 class NoGPUError(RuntimeError):
@@ -66,16 +72,20 @@ def native_bf16() -> bool:
 def resolve_precision(precision: str) -> str:
     """"bf16" or "fp32" for a run asking for ``precision`` ("auto", "bf16" or "fp32").
 
-    "auto" is bf16 on a GPU with native bf16, else fp32. fp16 is refused: T5's activations
-    overflow it (NaN losses).
+    "auto" is bf16 on a GPU with native bf16, else fp32. fp16 is refused (FP16_REFUSAL).
     """
-    if precision == "fp16":
-        raise ValueError("precision='fp16' makes T5 overflow (NaN loss); use 'bf16' or 'fp32'.")
-    if precision not in ("auto", "bf16", "fp32"):
-        raise ValueError(f"precision must be 'auto', 'bf16' or 'fp32', got {precision!r}.")
+    check_precision(precision)
     if precision == "auto":
         return "bf16" if native_bf16() else "fp32"
     return precision
+
+
+def check_precision(precision: str) -> None:
+    """The one rule on precision settings, for every config that has one: auto, bf16 or fp32, never fp16."""
+    if precision == "fp16":
+        raise InputError(f"precision='fp16': {FP16_REFUSAL}")
+    if precision not in PRECISIONS:
+        raise InputError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}.")
 
 
 def training_device():
@@ -151,6 +161,51 @@ def matmul_tflops(device: str = "cpu", dtype_name: str = "float32", size: int = 
         torch.cuda.synchronize()
     seconds = time.perf_counter() - start
     return 2 * size ** 3 * repeats / seconds / 1e12
+
+
+class _DropMessages:
+    """A logging filter that drops records whose message contains one of ``fragments``."""
+
+    def __init__(self, *fragments: str):
+        self.fragments = fragments
+
+    def filter(self, record) -> bool:
+        return not any(fragment in record.getMessage() for fragment in self.fragments)
+
+
+# Library notices that say nothing a student can act on. accelerate's: a T5 checkpoint stores the
+# embedding that encoder, decoder and `shared` share once, as safetensors requires, and says so at
+# every save ("This should be OK"); the reload is checked by the tests instead.
+QUIET = {"accelerate.utils.other": ("Removed shared tensor",)}
+
+
+def quiet_library_notices() -> dict[str, str]:
+    """Silence the notices in ``QUIET``, and DeepSpeed's "Setting accelerator to CPU" where torch sees no
+    CUDA GPU (by naming the CPU in DS_ACCELERATOR, unless it is set). Returns the variables it set;
+    calling it again adds nothing."""
+    import logging
+
+    import torch
+
+    for name, fragments in QUIET.items():
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _DropMessages) for f in logger.filters):
+            logger.addFilter(_DropMessages(*fragments))
+    if "DS_ACCELERATOR" in os.environ or torch.cuda.is_available():
+        return {}
+    os.environ["DS_ACCELERATOR"] = "cpu"
+    return {"DS_ACCELERATOR": "cpu"}
+
+
+def training_flops(parameters: int, tokens: int) -> float:
+    """FLOPs to train ``parameters`` weights on ``tokens`` tokens once: 6·N·D.
+
+    Each token costs about 2 FLOPs per weight forward (a multiply and an add) and twice that
+    backward (gradients for the activations and for the weights): 2 + 4 = 6 (Kaplan et al. 2020,
+    "Scaling laws for neural language models", section 2.1). Attention's own cost and the
+    embedding lookups are left out; count N without the embedding matrix.
+    """
+    return 6.0 * parameters * tokens
 
 
 def peak_memory() -> tuple[float, str]:

@@ -27,9 +27,9 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from .environment import is_offline
+from .configs import InputError
+from .offline import STANDIN_PREFIX, MissingAssetError, is_offline, missing_asset_message
 
-STANDIN_PREFIX = "standin:"
 # Weights as safetensors, plus configs and tokenizer files; skips the .bin/.h5/.msgpack copies
 # (the .bin is taken instead where a repo has no safetensors).
 MODEL_FILES = ("*.json", "*.safetensors", "*.model", "*.txt")
@@ -42,15 +42,6 @@ HUB_DATA_FILES = {
     ("allenai/c4", "en"): {"train": f"en/c4-train.*-of-{C4_TRAIN_SHARDS:05d}.json.gz",
                            "validation": f"en/c4-validation.*-of-{C4_VALIDATION_SHARDS:05d}.json.gz"},
 }
-
-
-class MissingAssetError(RuntimeError):
-    """A model or data set needed offline is not in the local Hugging Face cache."""
-
-
-def missing_asset_message(names: list[str]) -> str:
-    return (f"Not in the local Hugging Face cache and the Hub is off (HF_HUB_OFFLINE=1): "
-            f"{', '.join(names)}. Run `course prefetch --profile full` on a machine with internet access.")
 
 
 @dataclass(frozen=True)
@@ -75,7 +66,7 @@ def data_file_patterns(repo_id: str, config: str | None) -> dict[str, str]:
         return HUB_DATA_FILES[(repo_id, config)]
     except KeyError:
         known = ", ".join(f"{r} ({c})" if c else r for r, c in HUB_DATA_FILES)
-        raise ValueError(f"The course does not know the file layout of {repo_id} ({config}); known: {known}. "
+        raise InputError(f"The course does not know the file layout of {repo_id} ({config}); known: {known}. "
                          "Point data_path at a local folder of files instead.") from None
 
 

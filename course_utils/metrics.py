@@ -1,12 +1,16 @@
 """Each notebook's key figures, kept in ``outputs/<profile>/metrics.json``.
 
-One object per notebook, each figure with a name, a value and a unit:
+One object per notebook, each figure with a name, a value and a unit. A notebook hands over its
+figures as they are, nested dicts and pandas tables included, with one unit per kind of figure:
 
     record_metrics(session.output_dir, "01_t5_small_imdb_finetune",
-                   {"accuracy_after": (0.91, "fraction"), "train_time": (152.3, "s")})
+                   {"accuracy": {"before": 0.51, "after": 0.91}, "train_time": 152.3},
+                   units={"accuracy": "fraction", "train_time": "s"})
 
-gives ``{"01_t5_small_imdb_finetune": {"figures": {"accuracy_after": {"value": 0.91,
-"unit": "fraction"}, ...}, "recorded_at": "..."}}``. The runner turns the file into
+gives ``{"01_t5_small_imdb_finetune": {"figures": {"accuracy_before": {"value": 0.51,
+"unit": "fraction"}, "accuracy_after": ..., "train_time": ...}, "recorded_at": "..."}}``.
+Nested keys are joined with "_" (a table's row, then its column); a unit is looked up by the
+whole name first, then by each key from the innermost out. The runner turns the file into
 ``report.md``. (scrapbook once did this job but is unmaintained.)
 """
 
@@ -15,12 +19,58 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
 METRICS_FILE = "metrics.json"
+
+
+def _key(part) -> str:
+    """A key as a figure-name part: "zero_2 + offload" -> "zero_2_offload"."""
+    return re.sub(r"[^0-9A-Za-z.]+", "_", str(part)).strip("_")
+
+
+def _as_mapping(figures):
+    """A pandas table as {row: {column: value}} and a Series as {index: value}, empty cells left out."""
+    if hasattr(figures, "to_dict") and hasattr(figures, "columns"):
+        return {row: {column: value for column, value in cells.items() if not _missing(value)}
+                for row, cells in figures.to_dict(orient="index").items()}
+    if hasattr(figures, "to_dict"):
+        return {key: value for key, value in figures.to_dict().items() if not _missing(value)}
+    return figures
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def flatten_figures(figures, units: Mapping[str, str] | None = None) -> dict[str, tuple]:
+    """{"a": {"b": 1}} -> {"a_b": (1, unit)}; a leaf given as (value, unit) keeps its own unit."""
+    units = units or {}
+    flat = {}
+
+    def walk(node, path):
+        node = _as_mapping(node)
+        if isinstance(node, Mapping):
+            for key, child in node.items():
+                walk(child, (*path, _key(key)))
+            return
+        name = "_".join(path)
+        if isinstance(node, tuple):
+            flat[name] = node
+            return
+        for candidate in (name, *reversed(path)):
+            if candidate in units:
+                flat[name] = (node, units[candidate])
+                return
+        raise ValueError(f"Figure {name!r} has no unit: give it in units= (by its name or one of its keys, "
+                         f"{', '.join(path)}), '' for none.")
+
+    walk(figures, ())
+    return flat
 
 
 def _check_figure(name: str, figure) -> dict:
@@ -62,10 +112,11 @@ def _write_atomically(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
-def record_metrics(output_dir: str | os.PathLike, notebook: str,
-                   figures: Mapping[str, tuple]) -> dict:
-    """Merge ``figures`` into this notebook's entry in metrics.json; return the entry."""
-    checked = {name: _check_figure(name, fig) for name, fig in figures.items()}
+def record_metrics(output_dir: str | os.PathLike, notebook: str, figures: Mapping,
+                   units: Mapping[str, str] | None = None) -> dict:
+    """Merge ``figures`` (flattened by ``flatten_figures``) into this notebook's entry in metrics.json;
+    return the entry."""
+    checked = {name: _check_figure(name, fig) for name, fig in flatten_figures(figures, units).items()}
     data = read_metrics(output_dir)
     entry = data.get(notebook, {"figures": {}})
     entry["figures"].update(checked)

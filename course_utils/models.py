@@ -17,16 +17,14 @@ import contextlib
 import logging
 import os
 
-from .environment import is_offline
 from .hardware import training_device
-from .hub import STANDIN_PREFIX, MissingAssetError, missing_asset_message
+from .offline import STANDIN_PREFIX, missing_as_one_line
+from .standins import ensure_standin
 
 
 def resolve_model(name: str, cache: str | os.PathLike | None = None) -> str:
     """A name ``from_pretrained`` accepts: stand-ins become their saved folder, others pass through."""
     if name.startswith(STANDIN_PREFIX):
-        from .standins import ensure_standin
-
         return str(ensure_standin(name[len(STANDIN_PREFIX):], cache))
     return name
 
@@ -55,7 +53,7 @@ def _quiet_untied_head():
 
 
 def _load(loader, name: str, device=None, **kwargs):
-    with _missing_as_one_line(name), _quiet_untied_head():
+    with missing_as_one_line(name), _quiet_untied_head():
         loaded = loader.from_pretrained(resolve_model(name), **kwargs)
     if hasattr(loaded, "to") and hasattr(loaded, "parameters"):  # a model, not a tokenizer
         loaded = loaded.to(device or training_device())
@@ -97,7 +95,7 @@ def publishes_tied_embeddings(name: str) -> bool:
     """
     from transformers import PretrainedConfig
 
-    with _missing_as_one_line(name):
+    with missing_as_one_line(name):
         raw, _ = PretrainedConfig.get_config_dict(resolve_model(name))
     return raw.get("tie_word_embeddings", True) is not False and raw.get("scale_decoder_outputs", True) is not False
 
@@ -129,7 +127,7 @@ def seq2seq_from_config(name: str, device=None, config_changes: dict | None = No
     """
     from transformers import AutoConfig, AutoModelForSeq2SeqLM
 
-    with _missing_as_one_line(name):
+    with missing_as_one_line(name):
         config = AutoConfig.from_pretrained(resolve_model(name))
     for key, value in (config_changes or {}).items():
         setattr(config, key, value)
@@ -137,13 +135,3 @@ def seq2seq_from_config(name: str, device=None, config_changes: dict | None = No
     if not publishes_tied_embeddings(name):
         untie_output_layer(model)
     return model.to(device or training_device())
-
-
-@contextlib.contextmanager
-def _missing_as_one_line(name: str):
-    try:
-        yield
-    except OSError as err:
-        if is_offline() and not os.path.isdir(name):
-            raise MissingAssetError(missing_asset_message([name])) from err
-        raise

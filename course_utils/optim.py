@@ -2,7 +2,7 @@
 
     groups = parameter_groups(model, weight_decay=0.0)        # no decay on biases and layer norms
     optimizer = AdamWScale(groups, lr=2e-2)                   # AdamW, steps scaled by each weight's RMS
-    scheduler = cosine_schedule(optimizer, warmup_steps=10_000, total_steps=65_536, final_lr=1e-5)
+    scheduler = build_scheduler("cosine", optimizer, warmup_steps=10_000, total_steps=65_536, final_learning_rate=1e-5)
 
 nanoT5 (Nawrot, 2023) found that plain AdamW diverges or learns slowly on T5 at the learning
 rates Adafactor tolerates. Scaling each step by the RMS of the weight it updates, as Adafactor

@@ -33,9 +33,14 @@ from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
-from .configs import checked_replace
+from .configs import InputError, argument_parser, checked_replace, run_command
+from .hardware import check_precision, quiet_library_notices, resolve_precision
+from .models import load_seq2seq_model, load_tokenizer, model_options, seq2seq_from_config
+from .offline import MissingAssetError
+from .optim import build_optimizer, build_scheduler
 from .pretrain_data import (CorruptedBatches, TextSource, batch_loader, loader_state, restore_loader, start_batches,
                            stop_batches)
+from .span_corruption import compute_input_and_target_lengths, span_corruption_collator
 
 
 @dataclass(frozen=True)
@@ -45,34 +50,34 @@ class PretrainConfig:
     model_name: str = "google/t5-v1_1-base"  # its config and tokenizer; weights are random unless from_pretrained
     from_pretrained: bool = False          # True: continue from the checkpoint's weights instead
     data_path: str = "allenai/c4"          # Hub id (streamed), a folder, a file or a glob of .txt/.jsonl/.parquet
-    data_config: str | None = "en"
-    text_column: str = "text"
-    output_dir: str = "outputs/pretrain"
+    data_config: str | None = "en"         # the Hub data set's config name (C4's English part)
+    text_column: str = "text"              # the column holding each document's text (.jsonl, .parquet, Hub)
+    output_dir: str = "outputs/pretrain"   # checkpoints, the final model, TensorBoard events, result.json
     input_length: int = 512                # encoder tokens per row, as T5 was pretrained
     noise_density: float = 0.15            # share of tokens hidden (T5 paper)
-    mean_noise_span_length: float = 3.0
+    mean_noise_span_length: float = 3.0    # average tokens per hidden span (T5 paper)
     batch_size: int = 128                  # rows per optimizer step, over all processes and accumulation
     gradient_accumulation_steps: int = 0   # 0: the fewest that fit the GPU's memory (1 on a CPU); or a number
     total_steps: int = 65536               # 2^16 steps x 128 rows x 568 tokens = 4.8 B tokens
     optimizer: str = "adamwscale"          # or "adafactor" (the original T5 recipe), or "adamw" (plain, for comparison)
     learning_rate: float = 2e-2            # large, which the RMS scaling makes safe
-    weight_decay: float = 0.0
+    weight_decay: float = 0.0              # nanoT5 found none best with the RMS-scaled AdamW
     lr_scheduler: str = "cosine"           # or "inverse_sqrt" (legacy)
-    warmup_steps: int = 10000
+    warmup_steps: int = 10000              # steps in which the rate rises to its peak (about 15 % of the recipe)
     final_learning_rate: float = 1e-5      # the cosine's floor
-    grad_clip: float = 1.0
+    grad_clip: float = 1.0                 # the gradients' global L2 norm is cut to this before each step
     precision: str = "auto"                # "auto": bf16 where the GPU supports it, else fp32; never fp16
     tf32: bool = True                      # TF32 matmuls on Ampere+ GPUs (no effect elsewhere)
     compile: bool = True                   # torch.compile on a GPU (nanoT5's fastest setting with bf16); skipped on a CPU
-    log_every: int = 100
+    log_every: int = 100                   # steps between progress lines (and TensorBoard points)
     eval_every: int = 5000                 # 0: evaluate only at the start and the end
     eval_batches: int = 100                # held-out micro-batches per evaluation
     checkpoint_every: int = 5000           # 0: a checkpoint only at the end; 5,000 steps are about 45 min on an A100
     keep_checkpoints: int = 2              # the newest complete checkpoints kept under <output_dir>/checkpoints
     resume: bool = False                   # continue from the newest complete checkpoint
     stop_at_step: int = 0                  # 0: run to total_steps; else stop there (checkpointed), e.g. at a job's time limit
-    seed: int = 2137
-    attn_implementation: str | None = None
+    seed: int = 2137                       # the random weights, the data order and the noise masks (nanoT5's seed)
+    attn_implementation: str | None = None  # None: the library default (SDPA); "eager" on small CPUs
     shuffle_block: int = 10000             # documents shuffled together; a resume reads at most one block again
     data_workers: int = 8                  # DataLoader processes per training process that tokenize and corrupt (nanoT5: 8); 0: none
 
@@ -136,28 +141,25 @@ def resolve_accumulation(config: PretrainConfig, world_size: int, parameters: in
 
 def collator_lengths(config: PretrainConfig) -> tuple[int, int]:
     """(raw row length, target length) for ``config``'s input length and noise settings."""
-    from .span_corruption import compute_input_and_target_lengths
-
     return compute_input_and_target_lengths(config.input_length, config.noise_density, config.mean_noise_span_length)
 
 
 def check_config(config: PretrainConfig, world_size: int) -> None:
     """Fail before any work when the batch arithmetic or a choice cannot work."""
     if config.batch_size % world_size:
-        raise ValueError(f"batch_size {config.batch_size} is not divisible by {world_size} processes.")
+        raise InputError(f"batch_size {config.batch_size} is not divisible by {world_size} processes.")
     per_step = max(config.gradient_accumulation_steps, 1) * world_size
     if config.batch_size % per_step:
-        raise ValueError(f"batch_size {config.batch_size} is not divisible by gradient_accumulation_steps "
+        raise InputError(f"batch_size {config.batch_size} is not divisible by gradient_accumulation_steps "
                          f"{config.gradient_accumulation_steps} x {world_size} processes; pick a multiple of {per_step}.")
-    if config.precision not in ("auto", "bf16", "fp32"):
-        raise ValueError(f"precision must be 'auto', 'bf16' or 'fp32' (fp16 makes T5 diverge), got {config.precision!r}.")
+    check_precision(config.precision)
     if config.keep_checkpoints < 1:
-        raise ValueError(f"keep_checkpoints must be at least 1 (the one a resume starts from), got {config.keep_checkpoints}.")
+        raise InputError(f"keep_checkpoints must be at least 1 (the one a resume starts from), got {config.keep_checkpoints}.")
     if config.data_workers < 0 or config.shuffle_block < 1:
-        raise ValueError(f"data_workers must be 0 or more and shuffle_block at least 1, got {config.data_workers} "
+        raise InputError(f"data_workers must be 0 or more and shuffle_block at least 1, got {config.data_workers} "
                          f"and {config.shuffle_block}.")
     if not 0 <= config.warmup_steps <= config.total_steps:
-        raise ValueError(f"warmup_steps {config.warmup_steps} must lie between 0 and total_steps {config.total_steps}.")
+        raise InputError(f"warmup_steps {config.warmup_steps} must lie between 0 and total_steps {config.total_steps}.")
 
 
 def build_model(config: PretrainConfig):
@@ -165,8 +167,6 @@ def build_model(config: PretrainConfig):
 
     T5 v1.1 keeps its untied output layer either way (see models.seq2seq_from_config).
     """
-    from .models import load_seq2seq_model, model_options, seq2seq_from_config
-
     options = model_options(config.attn_implementation)
     if config.from_pretrained:
         return load_seq2seq_model(config.model_name, **options)
@@ -193,6 +193,14 @@ def fill_spans(model, tokenizer, input_ids, max_new_tokens: int) -> list[str]:
     return [t.replace(tokenizer.pad_token, "").strip() or "(nothing but padding)" for t in texts]
 
 
+def save_initial_weights(config: PretrainConfig, folder: str | os.PathLike) -> str:
+    """Save the seeded random weights that ``config``'s pretraining starts from, with the tokenizer: the
+    "random init" start of lesson 04's payoff."""
+    initial_model(config).save_pretrained(str(folder))
+    load_tokenizer(config.model_name).save_pretrained(str(folder))
+    return str(folder)
+
+
 def evaluate(model, accelerator, batches: list[dict], step: int, result: PretrainResult, micro_batch: int) -> None:
     """Held-out NLL per target token (all targets are equally long), with own and with another row's
     inputs, averaged over processes; into ``result`` and TensorBoard."""
@@ -207,8 +215,6 @@ def evaluate(model, accelerator, batches: list[dict], step: int, result: Pretrai
 
 def collator_for(config: PretrainConfig, tokenizer):
     """(span-corruption collator, raw row length) for ``config``'s input length and noise settings."""
-    from .span_corruption import span_corruption_collator
-
     return span_corruption_collator(tokenizer, config.input_length, config.noise_density, config.mean_noise_span_length)
 
 
@@ -397,9 +403,6 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
     import torch
     from accelerate import Accelerator
 
-    from .hardware import resolve_precision
-    from .models import load_tokenizer
-    from .optim import build_optimizer, build_scheduler
     precision = resolve_precision(config.precision)
     accelerator = Accelerator(mixed_precision="bf16" if precision == "bf16" else "no",
                               cpu=not torch.cuda.is_available(), log_with="tensorboard",
@@ -602,12 +605,20 @@ def optimizer_race(config: PretrainConfig, steps: int, output_dir: str, echo=pri
     return pretrain_variants(short, RACE, echo)
 
 
-def main(argv: list[str] | None = None) -> int:
-    from .configs import argument_parser
+PROG = "python -m course_utils.pretrain"
 
-    parser = argument_parser(PretrainConfig, "python -m course_utils.pretrain",
-                             "Pretrain a T5 with span corruption (nanoT5's recipe).")
-    config = PretrainConfig(**vars(parser.parse_args(argv)))
+
+def _parser():
+    return argument_parser(PretrainConfig, PROG, "Pretrain a T5 with span corruption (nanoT5's recipe).")
+
+
+def main(argv: list[str] | None = None) -> int:
+    config = PretrainConfig(**vars(_parser().parse_args(argv)))
+    return run_command(lambda: _main(config), PROG, (InputError, MissingAssetError, FileNotFoundError))
+
+
+def _main(config: PretrainConfig) -> int:
+    quiet_library_notices()
     result = pretrain(config)
     from accelerate import PartialState
 

@@ -3,7 +3,7 @@
     texts = iter_texts("allenai/c4", "en", "train")                # streamed from the Hub (or its cached shards)
     texts = iter_texts("data/c4", None, "validation")              # <split>.jsonl in a folder
     texts = iter_texts("my_corpus/*.txt", None, "train")           # your own .txt/.jsonl/.parquet files
-    rows = raw_rows(texts, tokenizer, raw_length=568)              # (568,) token arrays
+    rows = raw_rows(texts, tokenizer, raw_length=568)              # tokens.raw_rows: (568,) token arrays
 
     stream = CorruptedBatches(TextSource("allenai/c4", "en", "train"), tokenizer, collator, raw_length=568,
                               rows_per_batch=128, seed=2137, rank=0, world_size=1)
@@ -31,21 +31,23 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import glob
-import json
 import os
 import signal
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from .configs import InputError
+from .data import load_source, read_jsonl, read_lines
+from .profiles import DataSource
+from .tokens import CHUNK, cut_rows, encode
+
 TEXT_SUFFIXES = (".txt", ".jsonl", ".json", ".parquet")
 HELD_OUT_EVERY = 100  # local files without splits: every 100th document of each file is validation
-CHUNK = 256           # documents tokenized in one call
 
 
 @dataclass(frozen=True)
@@ -69,27 +71,24 @@ def local_files(data_path: str, split: str) -> tuple[list[Path], bool]:
     else:
         files = sorted(Path(p) for p in glob.glob(data_path) if Path(p).suffix in TEXT_SUFFIXES)
     if not files:
-        raise FileNotFoundError(f"No {', '.join(TEXT_SUFFIXES)} files at {data_path!r}.")
+        raise InputError(f"No {', '.join(TEXT_SUFFIXES)} files at {data_path!r}.")
     return files, False
 
 
 def read_documents(path: Path, column: str) -> Iterator[str]:
     """The documents of one file; a missing or non-text column is named with file and line."""
     if path.suffix == ".txt":
-        with open(path, encoding="utf-8") as handle:
-            yield from (line.strip() for line in handle if line.strip())
+        yield from (line.strip() for _, line in read_lines(path) if line.strip())
     elif path.suffix in (".jsonl", ".json"):
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    yield _text_of(json.loads(line), column, f"{path}, line {number}")
+        for number, row in read_jsonl(path):
+            yield _text_of(row, column, f"{path}, line {number}")
     else:
         import pyarrow.parquet as pq
 
         table = pq.read_table(path)
         if column not in table.column_names:
-            raise ValueError(f"{path}: no column {column!r}; columns are {table.column_names} (set text_column).")
-        for number, value in enumerate(table.column(column).to_pylist()):
+            raise InputError(f"{path}: no column {column!r}; columns are {table.column_names} (set text_column).")
+        for number, value in enumerate(table.column(column).to_pylist(), start=1):
             yield _text_of({column: value}, column, f"{path}, row {number}")
 
 
@@ -117,9 +116,6 @@ def document_stream(source: TextSource):
             _local_documents, features=Features({source.column: Value("string")}),
             gen_kwargs={"paths": [str(p) for p in files], "column": source.column, "split": source.split,
                         "by_name": by_name})
-    from .data import load_source
-    from .profiles import DataSource
-
     # Online, C4 is streamed from the Hub; offline, its prefetched shards are read from the cache.
     return load_source(DataSource(source.path, source.config), None, streaming=True)[source.split]
 
@@ -146,41 +142,12 @@ def column_texts(documents: dict, column: str, where: str, first_number: int | N
     """The ``column`` of a batch of documents (a dict of lists), each checked to be text; errors name
     ``where`` and, when ``first_number`` is given, the document's number."""
     if column not in documents:
-        raise ValueError(f"{where}: no column {column!r}; columns are {sorted(documents)} (set text_column).")
+        raise InputError(f"{where}: no column {column!r}; columns are {sorted(documents)} (set text_column).")
     for index, text in enumerate(documents[column]):
         if not isinstance(text, str):
-            at = where if first_number is None else f"{where}, document {first_number + index}"
-            raise ValueError(f"{at}: {column!r} is {type(text).__name__}, not text.")
+            at = where if first_number is None else f"{where}, document {first_number + index + 1} (counting from 1)"
+            raise InputError(f"{at}: {column!r} is {type(text).__name__}, not text.")
     return documents[column]
-
-
-def encode(tokenizer, texts: list[str]) -> list[list[int]]:
-    """Token ids of each text, ending in the end-of-sequence token (added where the tokenizer does
-    not add it, as GPT-2's does not)."""
-    eos = tokenizer.eos_token_id
-    # verbose=False: documents longer than the model's context are expected here; rows cut them.
-    return [ids if ids[-1:] == [eos] else ids + [eos] for ids in tokenizer(texts, verbose=False).input_ids]
-
-
-def cut_rows(carry: list[int], encoded: list[list[int]], raw_length: int) -> tuple[np.ndarray, list[int]]:
-    """(rows, new carry): ``carry`` followed by the encoded texts, cut into rows of ``raw_length``
-    tokens, shape (rows, raw_length); the tokens short of a full row are carried to the next call."""
-    stream = list(carry)
-    for ids in encoded:
-        stream.extend(ids)
-    full = len(stream) // raw_length * raw_length
-    rows = np.asarray(stream[:full], dtype=np.int64).reshape(-1, raw_length)
-    return rows, stream[full:]
-
-
-def raw_rows(texts: Iterable[str], tokenizer, raw_length: int, chunk: int = CHUNK) -> Iterator[np.ndarray]:
-    """Documents tokenized, joined and cut into rows of ``raw_length`` tokens; the few tokens
-    left at the very end, short of a full row, are dropped."""
-    carry: list[int] = []
-    texts = iter(texts)
-    while batch := list(islice(texts, chunk)):
-        rows, carry = cut_rows(carry, encode(tokenizer, batch), raw_length)
-        yield from rows
 
 
 @dataclass
@@ -249,7 +216,7 @@ class CorruptedBatches(torch.utils.data.IterableDataset):
         if self._state is None:
             return Cursor(), 0
         if (self._state["reader"], self._state["readers"]) != (reader, readers):
-            raise ValueError(f"This data position was saved by reader {self._state['reader']} of "
+            raise InputError(f"This data position was saved by reader {self._state['reader']} of "
                              f"{self._state['readers']} (processes x data workers), but it is being resumed as "
                              f"reader {reader} of {readers}: resume with the same processes and data_workers.")
         return Cursor(**self._state["cursor"]), self._state["skip"]
@@ -267,7 +234,7 @@ class CorruptedBatches(torch.utils.data.IterableDataset):
                 made += yield from self._block_rows(self._shuffled(documents, reader, cursor), cursor)
                 cursor.block, cursor.chunk, cursor.stream = cursor.block + 1, 0, share.state_dict()
             if whole_pass and made == 0:
-                raise ValueError(f"{self.source.path} ({self.source.split}): reader {reader} of {readers} (processes x "
+                raise InputError(f"{self.source.path} ({self.source.split}): reader {reader} of {readers} (processes x "
                                  f"data workers) made no row of {self.raw_length} tokens from its whole share; add "
                                  "data, or use fewer data_workers or processes.")
             cursor.data_pass, cursor.block, cursor.chunk, cursor.stream = cursor.data_pass + 1, 0, 0, None
@@ -347,7 +314,7 @@ def loader_state(loader) -> dict:
 def restore_loader(loader, state: dict, where: str) -> None:
     """Put ``loader`` (not yet started) where ``loader_state`` found it; a different worker count is refused."""
     if state["data_workers"] != loader.num_workers:
-        raise ValueError(f"{where} was saved with data_workers={state['data_workers']}, and each worker reads its own "
+        raise InputError(f"{where} was saved with data_workers={state['data_workers']}, and each worker reads its own "
                          f"share of the documents: resume with --data-workers {state['data_workers']}.")
     loader.load_state_dict(state["loader"])
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .configs import checked_replace
+from .configs import InputError, checked_replace
 from .paths import data_dir
 
 PROFILE_NAMES = ("smoke", "full")
@@ -29,24 +29,6 @@ class DataSource:
 
     path: str                  # "stanfordnlp/imdb", or a folder such as data/imdb
     config: str | None = None  # Hub config name, e.g. "3.0.0" for CNN/DailyMail
-
-
-@dataclass(frozen=True)
-class WarmUp:
-    """A short training run on CNN/DailyMail's train split before a summarizer is scored (lesson 03)."""
-
-    num_train_epochs: float
-    learning_rate: float
-    # "summarize": learn article -> highlights (T5). "language_model": learn to continue the
-    # articles alone, never seeing a summary, the way GPT-2 learned from web text.
-    objective: str = "summarize"
-    per_device_batch_size: int = 16
-
-    def __post_init__(self):
-        if self.objective not in ("summarize", "language_model"):
-            raise ValueError(f"WarmUp.objective must be 'summarize' or 'language_model', got {self.objective!r}.")
-        if self.num_train_epochs <= 0 or self.learning_rate <= 0 or self.per_device_batch_size < 1:
-            raise ValueError(f"WarmUp needs positive epochs, learning rate and batch size, got {self}.")
 
 
 @dataclass(frozen=True)
@@ -67,24 +49,16 @@ class Profile:
     # Attention kernel passed to from_pretrained (None: the library's default, SDPA). On a CPU
     # at the stand-ins' sizes the eager kernel is about 25% faster per T5 training step.
     attn_implementation: str | None = None
-    # Lesson 01 (and 02, which repeats it under DeepSpeed): how long to fine-tune, and how fast.
-    # Full: one epoch of t5-small at the usual T5 fine-tuning rate. Smoke: the stand-in starts
-    # from random weights, so it needs more epochs and a larger step to learn the task at all.
-    finetune_epochs: float = 1.0
-    finetune_learning_rate: float = 3e-4
-    finetune_max_train_rows: int | None = None   # None: the whole split
-    finetune_max_eval_rows: int | None = None
-    # Lesson 03: the course scores 100 CNN/DailyMail test articles (None: the whole split,
-    # which is 50 articles in data/). 80 new tokens (about 60 words) leave room for the
-    # highlights, which average 56 words.
-    summary_test_rows: int | None = 100
-    summary_max_new_tokens: int = 80
-    # role -> warm-up before scoring. Empty in full: the released checkpoints are scored as
-    # they are (t5-small and t5-base already learned "summarize:" on CNN/DailyMail).
-    summary_warmups: dict[str, WarmUp] = field(default_factory=dict)
-    # Lesson 04: the notebook's pretraining run, as changes to PretrainConfig, whose defaults are
-    # nanoT5's whole recipe (the `python -m course_utils.pretrain` command). Keys are
-    # PretrainConfig's own field names; pretrain.pretrain_config checks them.
+    # Each lesson's settings, as changes to its config's defaults, keyed by the config's own field
+    # names and applied with a checked replace (an unknown key is an error):
+    # finetune -> finetune.FinetuneConfig (lessons 01, 02 and 04's fine-tunes),
+    # summaries -> summarize.SummaryConfig (lesson 03), pretrain -> pretrain.PretrainConfig (lesson 04).
+    # Full: one epoch of t5-small at the usual T5 fine-tuning rate, FinetuneConfig's defaults.
+    finetune: dict = field(default_factory=dict)
+    # Full: the course scores 100 CNN/DailyMail test articles and scores the released checkpoints
+    # as they are (t5-small and t5-base already learned "summarize:" on CNN/DailyMail).
+    summaries: dict = field(default_factory=dict)
+    # PretrainConfig's defaults are nanoT5's whole recipe (the `python -m course_utils.pretrain` command).
     pretrain: dict = field(default_factory=dict)
     # Lesson 04's optimizer race: plain AdamW against AdamW with RMS scaling, this many steps each
     # (never more than the lesson's own run), at the lesson's peak rate. Full: 500 steps are about
@@ -111,12 +85,10 @@ def _smoke() -> Profile:
         c4=DataSource(str(data / "c4")),
         c4_prefetch_train_shards=0,
         attn_implementation="eager",
-        # 1,200 of the 2,000 shipped reviews for 2 epochs: 150 steps, about a minute on 2 cores,
-        # so lesson 02 can run the fine-tune twice (plain and ZeRO-2) within its 4 minutes.
-        finetune_epochs=2.0, finetune_learning_rate=6e-3, finetune_max_train_rows=1200,
-        # Random-weight stand-ins write noise. About a minute of training on the 400 shipped
-        # training articles makes the T5 summaries worth scoring; the GPT-2 stand-in only
-        # learns to continue news text, so its "TL;DR:" summaries stay zero-shot.
+        # The stand-in starts from random weights, so it needs more epochs and a larger step to learn
+        # the task at all. 1,200 of the 2,000 shipped reviews for 2 epochs: 150 steps, about a minute
+        # on 2 cores, so lesson 02 can run the fine-tune twice (plain and ZeRO-2) within its 4 minutes.
+        finetune=dict(num_train_epochs=2.0, learning_rate=6e-3, max_train_rows=1200),
         # Short rows and a small batch at the recipe's peak rate, after a short warm-up. 3,000 steps
         # (about 2.5 minutes on 2 cores) is where the stand-in starts to read its input and its start
         # beats random weights on lesson 01's task (benchmarks/bench_pretrain_payoff.py; 400 steps did
@@ -125,11 +97,14 @@ def _smoke() -> Profile:
         pretrain=dict(input_length=128, batch_size=16, total_steps=3000, warmup_steps=40, log_every=100,
                       eval_every=200, eval_batches=6, checkpoint_every=0, data_workers=1),
         optimizer_race_steps=300,
-        summary_test_rows=None,
-        # Measured on 2 cores: t5-small 18 s, t5-base 36 s, gpt2 23 s.
-        summary_warmups={"t5_small": WarmUp(num_train_epochs=3.0, learning_rate=5e-3, per_device_batch_size=8),
-                         "t5_base": WarmUp(num_train_epochs=3.0, learning_rate=4e-3, per_device_batch_size=8),
-                         "gpt2": WarmUp(num_train_epochs=4.0, learning_rate=3e-3, objective="language_model")},
+        # Random-weight stand-ins write noise. About a minute of training on the 400 shipped
+        # training articles makes the T5 summaries worth scoring; the GPT-2 stand-in only
+        # learns to continue news text, so its "TL;DR:" summaries stay zero-shot.
+        # All 50 shipped test articles are scored.
+        summaries=dict(test_rows=None, warmups={
+            "t5_small": dict(num_train_epochs=3.0, learning_rate=5e-3, per_device_batch_size=8),
+            "t5_base": dict(num_train_epochs=3.0, learning_rate=4e-3, per_device_batch_size=8),
+            "gpt2": dict(num_train_epochs=4.0, learning_rate=3e-3, objective="language_model")}),
     )
 
 
@@ -151,10 +126,15 @@ def _full() -> Profile:
 # accumulates 2 micro-batches of 2 rows per step, so accumulation and the held-out input swap run.
 # 8 reviews make one fine-tuning step of 8 rows: lesson 04 fine-tunes T5 v1.1 base (248 M parameters),
 # whose fp32 activations for lesson 01's batch of 16 reviews take about 18 GB on a CPU.
-QUICK_CAPS = dict(finetune_max_train_rows=8, finetune_max_eval_rows=8, finetune_epochs=1.0,
-                  summary_test_rows=4, c4_prefetch_train_shards=1, optimizer_race_steps=1)
+QUICK_CAPS = dict(finetune=dict(max_train_rows=8, max_eval_rows=8, num_train_epochs=1.0),
+                  summaries=dict(test_rows=4), c4_prefetch_train_shards=1, optimizer_race_steps=1)
 QUICK_PRETRAIN = dict(batch_size=4, gradient_accumulation_steps=2, total_steps=2, warmup_steps=1, log_every=1,
                       eval_every=0, eval_batches=1, checkpoint_every=1)
+
+
+def _capped(value, cap):
+    """``cap``, or ``value`` when it is lower (None, "all of it", and a setting left to its default are capped)."""
+    return cap if value is None else min(value, cap)
 
 
 def quick_profile(profile: Profile) -> Profile:
@@ -162,7 +142,8 @@ def quick_profile(profile: Profile) -> Profile:
     capped = {}
     for name, cap in QUICK_CAPS.items():
         value = getattr(profile, name)
-        capped[name] = cap if value is None else min(value, cap)
+        capped[name] = {**value, **{k: _capped(value.get(k), c) for k, c in cap.items()}} if isinstance(cap, dict) \
+            else _capped(value, cap)
     pretrain = {**profile.pretrain, **QUICK_PRETRAIN}
     return checked_replace(profile, {**capped, "pretrain": pretrain, "quick": True}, "profile setting")
 
@@ -171,9 +152,9 @@ def get_profile(name: str = "smoke", quick: bool = False, **overrides) -> Profil
     """The profile called ``name``, with checked overrides (an unknown key is an error), capped when ``quick``."""
     builders = {"smoke": _smoke, "full": _full}
     if name not in builders:
-        raise ValueError(f"Unknown profile {name!r}: choose one of {', '.join(PROFILE_NAMES)} "
+        raise InputError(f"Unknown profile {name!r}: choose one of {', '.join(PROFILE_NAMES)} "
                          "(COURSE_PROFILE or --profile).")
     if "name" in overrides:
-        raise ValueError("A profile's name cannot be overridden; pick the profile by name instead.")
+        raise InputError("A profile's name cannot be overridden; pick the profile by name instead.")
     profile = checked_replace(builders[name](), overrides, "profile setting")
     return quick_profile(profile) if quick else profile

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .configs import InputError
 from .metrics import forget_metrics, read_metrics
 
 REPORT_FILE = "report.md"
@@ -62,7 +63,7 @@ def find_notebooks(notebooks_dir: Path, only: list[str] | None = None) -> list[P
     missing = [w for w in wanted if not any(p.stem[:2] == w or p.stem == w for p in found)]
     if missing:
         known = ", ".join(p.stem for p in found) or "none"
-        raise ValueError(f"--only names no notebook: {', '.join(missing)} (notebooks: {known}).")
+        raise InputError(f"--only names no notebook: {', '.join(missing)} (notebooks: {known}).")
     return chosen
 
 
@@ -96,12 +97,14 @@ def this_interpreter_kernel(folder: Path) -> dict[str, str]:
 
     papermill's default kernel, "python3", is looked up along Jupyter's search path, where a
     user-level kernelspec can point at another Python with other packages. JUPYTER_PATH comes
-    first on that path, and the name is the course's own.
+    first on that path, and the name is the course's own. The kernel logs errors only: its one
+    warning, that it talks to papermill over TCP on 127.0.0.1 without encryption, is about Jupyter's
+    plumbing, not the notebook, and would open every notebook's output.
     """
     spec = folder / "kernels" / KERNEL_NAME
     spec.mkdir(parents=True, exist_ok=True)
     (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}", "--log-level=ERROR"],
         "display_name": f"course ({sys.executable})", "language": "python"}))
     return {"JUPYTER_PATH": os.pathsep.join([str(folder), os.environ.get("JUPYTER_PATH", "")]).rstrip(os.pathsep)}
 

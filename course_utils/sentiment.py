@@ -14,6 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .configs import InputError
+from .tokens import generate_texts, generation_settings, tokenize_pairs
+
 LABEL_WORDS = ("negative", "positive")  # IMDB: 0 = neg, 1 = pos
 UNKNOWN = "unknown"                     # any generated answer that is neither label word
 COLUMNS = ("text", "label")
@@ -23,12 +26,12 @@ def check_imdb_split(split, name: str) -> None:
     """Raise ValueError naming the column or row when ``split`` is not clean labelled IMDB data."""
     missing = [c for c in COLUMNS if c not in split.column_names]
     if missing:
-        raise ValueError(f"IMDB split {name!r} has no column(s) {missing}; found {split.column_names}.")
+        raise InputError(f"IMDB split {name!r} has no column(s) {missing}; found {split.column_names}.")
     for row, (text, label) in enumerate(zip(split["text"], split["label"], strict=True)):
         if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"IMDB split {name!r}, row {row}: 'text' must be a non-empty string, got {text!r}.")
+            raise InputError(f"IMDB split {name!r}, row {row + 1} (counting from 1): 'text' must be a non-empty string, got {text!r}.")
         if label not in (0, 1):
-            raise ValueError(f"IMDB split {name!r}, row {row}: 'label' is {label!r}; expected 0 (negative) "
+            raise InputError(f"IMDB split {name!r}, row {row + 1} (counting from 1): 'label' is {label!r}; expected 0 (negative) "
                              "or 1 (positive).")
 
 
@@ -50,7 +53,7 @@ def prepare_imdb(imdb, max_train_rows: int | None = None, max_eval_rows: int | N
 
     for name in ("train", "test"):
         if name not in imdb:
-            raise ValueError(f"IMDB has no {name!r} split; found {list(imdb)}.")
+            raise InputError(f"IMDB has no {name!r} split; found {list(imdb)}.")
         check_imdb_split(imdb[name], name)
     dropped = {}
     if "unsupervised" in imdb:
@@ -69,8 +72,6 @@ def prepare_imdb(imdb, max_train_rows: int | None = None, max_eval_rows: int | N
 
 def tokenize_for_seq2seq(split, tokenizer, prefix: str, max_source_length: int, max_target_length: int):
     """input_ids / attention_mask / labels, truncated but NOT padded: the collator pads each batch."""
-    from .generation import tokenize_pairs
-
     return tokenize_pairs(split, tokenizer, "text", "label_text", prefix, max_source_length, max_target_length)
 
 
@@ -94,22 +95,8 @@ def to_label_word(answer: str) -> str:
 def generate_answers(model, tokenizer, texts: Sequence[str], prefix: str, max_source_length: int,
                      max_new_tokens: int, batch_size: int = 32, progress: bool = False) -> list[str]:
     """The model's greedy answer to each text, decoded, in the input order (one generate per batch)."""
-    import torch
-
-    from .generation import generate_in_order, generation_settings
-
-    generation = generation_settings(model, max_new_tokens=max_new_tokens, do_sample=False, num_beams=1)
-    device = next(model.parameters()).device
-    model.eval()
-
-    def run_batch(batch_texts: list[str]) -> list[str]:
-        batch = tokenizer([prefix + t for t in batch_texts], max_length=max_source_length,
-                          truncation=True, padding=True, return_tensors="pt").to(device)
-        with torch.no_grad():
-            output = model.generate(**batch, generation_config=generation)  # (batch, answer_len)
-        return tokenizer.batch_decode(output, skip_special_tokens=True)
-
-    return generate_in_order(texts, batch_size, run_batch, progress)
+    settings = generation_settings(model, max_new_tokens=max_new_tokens, do_sample=False, num_beams=1)
+    return generate_texts(model, tokenizer, texts, prefix, max_source_length, settings, batch_size, progress)
 
 
 def classify(model, tokenizer, texts: Sequence[str], prefix: str, max_source_length: int,

@@ -3,7 +3,7 @@
     raw_length, target_length = compute_input_and_target_lengths(512, 0.15, 3.0)   # (568, 114)
     compute_input_and_target_lengths(64, 0.1, 1.0)                                  # (63, 13): i.i.d. masking
     compute_input_and_target_lengths(512, 0.5, 3.0)                                 # (766, 512), as T5 trims
-    collator = SpanCorruptionCollator(tokenizer, input_length=512, target_length=114)
+    collator, raw_length = span_corruption_collator(tokenizer, input_length=512)  # raw_length 568
     batch = collator(rows, rng)     # rows: (batch, 568) token ids -> input_ids (batch, 512), labels (batch, 114)
 
 About 15 % of each row's tokens, in spans of 3 on average, are cut out. Each span is replaced

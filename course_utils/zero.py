@@ -2,7 +2,6 @@
 
     config = load_deepspeed_config(deepspeed_config_path("zero2"), world_size=1,
                                    per_device_batch_size=16, precision="fp32")
-    plain, zero = comparison_configs(profile, "outputs", "zero2")   # lesson 02's fair pair
     launcher_environment()        # in a notebook: RANK, WORLD_SIZE, ... as a launcher would set them
     model_state_table({"t5-base": t5_sizes("t5-base")}, gpus=(1, 8, 64))
 
@@ -19,7 +18,8 @@ import os
 import socket
 from pathlib import Path
 
-from .finetune import FinetuneConfig, lesson_config
+from .configs import InputError
+from .hardware import FP16_REFUSAL
 from .paths import repo_root
 
 CONFIG_NAMES = ("zero1", "zero2", "zero3", "zero2_offload", "zero3_offload")
@@ -27,7 +27,7 @@ OFFLOAD_DEVICES = ("none", "cpu", "nvme")
 LAUNCHER_VARIABLES = ("MASTER_ADDR", "MASTER_PORT", "RANK", "LOCAL_RANK", "WORLD_SIZE")
 
 
-class DeepSpeedConfigError(ValueError):
+class DeepSpeedConfigError(InputError):
     """A DeepSpeed config that cannot work for this run; the message says what to change."""
 
 
@@ -36,20 +36,6 @@ def deepspeed_config_path(name: str) -> Path:
     if name not in CONFIG_NAMES:
         raise ValueError(f"Unknown DeepSpeed config {name!r}: choose one of {', '.join(CONFIG_NAMES)}.")
     return repo_root() / "deepspeed_configs" / f"{name}.json"
-
-
-# Both runs of the comparison train in fp32. With bf16 they would not train the same way: the plain
-# Trainer's bf16 is autocast over fp32 weights, while DeepSpeed's bf16 keeps the weights themselves
-# in bf16 (with fp32 copies inside the optimizer), so a loss gap would mix ZeRO with rounding.
-COMPARISON_PRECISION = "fp32"
-
-
-def comparison_configs(profile, output_root: str | os.PathLike, zero_name: str) -> tuple[FinetuneConfig, FinetuneConfig]:
-    """Lesson 01's fine-tune twice, plain and under ``zero_name``: only output_dir and deepspeed differ."""
-    plain = lesson_config(profile, output_dir=str(Path(output_root) / "02_plain"), precision=COMPARISON_PRECISION)
-    zero = dataclasses.replace(plain, output_dir=str(Path(output_root) / f"02_{zero_name}"),
-                               deepspeed=str(deepspeed_config_path(zero_name)))
-    return plain, zero
 
 
 def load_deepspeed_config(path: str | os.PathLike, world_size: int = 1, per_device_batch_size: int = 16,
@@ -125,8 +111,7 @@ def _batch_problems(config: dict, world_size: int, per_device: int, accumulation
 def _precision_problems(config: dict, precision: str) -> list[str]:
     problems = []
     if config.get("fp16", {}).get("enabled") not in (None, False):
-        problems.append("fp16 is enabled; T5 overflows in fp16 (NaN loss). Set fp16.enabled to false and "
-                        "use bf16 \"auto\".")
+        problems.append(f"fp16 is enabled; {FP16_REFUSAL} Set fp16.enabled to false and use bf16 \"auto\".")
     bf16 = config.get("bf16", {}).get("enabled")
     if bf16 is True and precision != "bf16":
         problems.append("bf16.enabled is true but this device has no bf16 (a CPU or a GPU older than Ampere); "
@@ -153,6 +138,11 @@ def launcher_environment(master_port: int | None = None) -> dict[str, str]:
     chosen = {name: value for name, value in defaults.items() if name not in os.environ}
     os.environ.update(chosen)
     return chosen
+
+
+def without_launcher_variables() -> dict[str, str]:
+    """A copy of the environment without the launcher's variables: a fresh launch chooses its own."""
+    return {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARIABLES}
 
 
 def free_port() -> int:

@@ -2,8 +2,9 @@
 
 The smoke profile cannot reach the Hugging Face Hub, so it reads small stand-ins for
 IMDB, CNN/DailyMail and C4 from this folder. They are written here, from word lists and
-sentence templates of the project's own, with one seeded random generator: the same
-command always writes the same bytes.
+sentence templates of the project's own. Each data set's split draws from a random generator
+of its own, seeded by the split's name: the same command always writes the same bytes, and a
+change to one set leaves the others as they were.
 
     python data/generate.py            # (re)write data/{imdb,cnn_dailymail,c4}/*.jsonl
     python data/generate.py --check    # exit 1 if the committed files differ from a fresh run
@@ -495,15 +496,23 @@ def c4_doc(rng: random.Random) -> dict:
 # --------------------------------------------------------------------------- driver
 
 
-def build_all(seed: int = SEED) -> dict[str, str]:
+def split_rng(seed: int, dataset: str, split: str) -> random.Random:
+    """The generator of one data set's split. Each split draws from its own, seeded by its name, so a
+    change to one set (its size, its templates) leaves every other file, and its cache fingerprint, as it was."""
+    return random.Random(f"{seed}/{dataset}/{split}")  # a str seed is hashed with SHA-512: the same on every run
+
+
+def build_all(seed: int = SEED, sizes: dict | None = None) -> dict[str, str]:
     """Return {relative path: file contents} for every sample file."""
-    rng = random.Random(seed)
+    sizes = sizes or SIZES
     files: dict[str, list[dict]] = {}
-    for split, n in SIZES["imdb"].items():
-        files[f"imdb/{split}.jsonl"] = imdb_split(rng, n, labelled=split != "unsupervised")
-    for split, n in SIZES["cnn_dailymail"].items():
+    for split, n in sizes["imdb"].items():
+        files[f"imdb/{split}.jsonl"] = imdb_split(split_rng(seed, "imdb", split), n, labelled=split != "unsupervised")
+    for split, n in sizes["cnn_dailymail"].items():
+        rng = split_rng(seed, "cnn_dailymail", split)
         files[f"cnn_dailymail/{split}.jsonl"] = [cnn_story(rng, split, i) for i in range(n)]
-    for split, n in SIZES["c4"].items():
+    for split, n in sizes["c4"].items():
+        rng = split_rng(seed, "c4", split)
         files[f"c4/{split}.jsonl"] = [c4_doc(rng) for _ in range(n)]
     return {path: "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
             for path, rows in files.items()}

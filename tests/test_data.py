@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from course_utils.configs import InputError
 from course_utils.data import c4_features, cnn_dailymail_features, imdb_features, load_c4, load_cnn_dailymail, load_imdb
 from course_utils.paths import data_dir
 from course_utils.profiles import DataSource, get_profile
@@ -19,6 +20,20 @@ def test_committed_files_equal_a_fresh_seeded_run():
     proc = subprocess.run([sys.executable, str(data_dir() / "generate.py"), "--check"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_changing_one_set_leaves_every_other_file_as_it_was():
+    sys.path.insert(0, str(data_dir()))
+    import generate
+
+    sizes = {name: dict(splits) for name, splits in generate.SIZES.items()}
+    sizes["imdb"]["train"] = 40
+    sizes["c4"]["validation"] = 5
+    small = generate.build_all(sizes=sizes)
+    committed = {rel: (data_dir() / rel).read_text(encoding="utf-8") for rel in small}
+    changed = sorted(rel for rel in small if small[rel] != committed[rel])
+    assert changed == ["c4/validation.jsonl", "imdb/train.jsonl"]
+    assert committed["c4/validation.jsonl"].startswith(small["c4/validation.jsonl"])  # the same draws, fewer
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +106,7 @@ def test_missing_column_is_named(tmp_path):
 
 
 def test_empty_folder_says_how_to_regenerate(tmp_path):
-    with pytest.raises(FileNotFoundError, match="python data/generate.py"):
+    with pytest.raises(InputError, match="python data/generate.py"):
         load_imdb(DataSource(str(tmp_path)))
 
 
@@ -115,8 +130,8 @@ def test_loading_local_data_makes_no_network_request(netguard_log):
     assert netguard_log.read_text() == before
 
 
-def test_a_label_outside_the_class_labels_is_named_with_its_row(tmp_path):
+def test_a_label_outside_the_class_labels_is_named_with_its_line(tmp_path):
     rows = [{"text": "fine", "label": 1}, {"text": "odd", "label": 7}]
     (tmp_path / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    with pytest.raises(ValueError, match=r"train.jsonl, row 1: 'label' is 7; expected one of \[-1, 0, 1\]"):
+    with pytest.raises(ValueError, match=r"train.jsonl, line 2: 'label' is 7; expected one of \[-1, 0, 1\]"):
         load_imdb(DataSource(str(tmp_path)))

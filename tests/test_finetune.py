@@ -9,7 +9,7 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from course_utils.finetune import (FinetuneConfig, _parser, build_trainer, cli_arguments, launch, launch_command,
-                                  lesson_config, resolve_precision, save, target_length, train)
+                                  lesson_config, resolve_precision, save, answer_length, train)
 from course_utils.models import load_seq2seq_model, load_tokenizer
 from course_utils.paths import data_dir
 from course_utils.profiles import get_profile
@@ -22,16 +22,16 @@ SMALL = "standin:t5-small"
 def test_fp16_is_refused_and_auto_means_fp32_on_a_cpu():
     with pytest.raises(ValueError, match="overflow"):
         resolve_precision("fp16")
-    with pytest.raises(ValueError, match="'auto', 'bf16' or 'fp32'"):
+    with pytest.raises(ValueError, match="precision must be one of auto, bf16, fp32, got 'half'"):
         resolve_precision("half")
     import torch
     if not torch.cuda.is_available():
         assert resolve_precision("auto") == "fp32"
 
 
-def test_target_length_fits_the_longest_label_word():
+def test_answer_length_fits_the_longest_label_word():
     tok = load_tokenizer(SMALL)
-    assert target_length(tok) == max(len(tok("negative").input_ids), len(tok("positive").input_ids))
+    assert answer_length(tok) == max(len(tok("negative").input_ids), len(tok("positive").input_ids))
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def short_run(tmp_path_factory):
                             max_eval_rows=16, attn_implementation="eager")
     splits, _ = prepare_imdb(load_imdb(get_profile().imdb), config.max_train_rows, config.max_eval_rows)
     tok = load_tokenizer(SMALL)
-    train_set = tokenize_for_seq2seq(splits["train"], tok, config.task_prefix, 512, target_length(tok))
+    train_set = tokenize_for_seq2seq(splits["train"], tok, config.task_prefix, 512, answer_length(tok))
     trainer = build_trainer(config, load_seq2seq_model(SMALL, attn_implementation="eager"), tok, train_set)
     return config, trainer, train(trainer), tok, splits
 
@@ -72,8 +72,10 @@ def test_saved_model_reloads_from_disk_and_classifies(short_run):
     assert (Path(config.output_dir) / "trainer_state.json").exists()
     reloaded = load_seq2seq_model(str(model_dir))
     answers = classify(reloaded, load_tokenizer(str(model_dir)), splits["test"]["text"], config.task_prefix,
-                       512, target_length(tok), batch_size=5)
-    assert len(answers) == 16 and set(answers) <= {"positive", "negative", "unknown"}
+                       512, answer_length(tok), batch_size=5)
+    in_memory = classify(trainer.model, tok, splits["test"]["text"], config.task_prefix, 512, answer_length(tok),
+                         batch_size=16)  # another batch size too: the order must not depend on it
+    assert len(answers) == 16 and answers == in_memory  # the reloaded weights answer exactly as the trained ones
 
 
 def test_command_line_runs_the_whole_recipe(tmp_path):
@@ -127,14 +129,17 @@ def test_lesson_config_follows_the_profile_and_takes_changes():
     smoke = get_profile("smoke")
     config = lesson_config(smoke, "out", deepspeed="x.json")
     assert (config.model_name, config.num_train_epochs, config.learning_rate, config.max_train_rows) == (
-        smoke.models["t5_small"], smoke.finetune_epochs, smoke.finetune_learning_rate, smoke.finetune_max_train_rows)
+        "standin:t5-small", 2.0, 6e-3, 1200)  # profile.finetune, keyed by FinetuneConfig's own fields
     assert config.output_dir == "out" and config.deepspeed == "x.json"
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="batch_sise"):
         lesson_config(smoke, "out", batch_sise=3)
+    with pytest.raises(ValueError, match="Profile.finetune setting.*epochs"):
+        lesson_config(get_profile("smoke", finetune={"epochs": 3}), "out")
 
 
 def test_a_failed_launch_says_where_its_log_is(tmp_path):
     config = FinetuneConfig(model_name=SMALL, data_path=str(tmp_path / "missing"), output_dir=str(tmp_path / "run"))
-    with pytest.raises(RuntimeError, match=r"exited with status 1; last lines of .*launch.log"):
+    with pytest.raises(RuntimeError, match=r"exited with status 2; last lines of .*launch.log") as err:
         launch(config, timeout=300)
-    assert (tmp_path / "run" / "launch.log").read_text()
+    assert f"python -m course_utils.finetune: error: {tmp_path / 'missing'} is not a folder" in str(err.value)
+    assert "Traceback" not in (tmp_path / "run" / "launch.log").read_text()

@@ -16,13 +16,15 @@ import torch
 
 from course_utils import hub
 from course_utils.data import load_imdb
-from course_utils.environment import OFFLINE_VARIABLES, gpu_required, one_gpu, start_session
+from course_utils.environment import gpu_required, one_gpu, start_session
 from course_utils.hardware import NoGPUError, resolve_precision, training_device
 from course_utils.models import load_seq2seq_model, load_tokenizer, publishes_tied_embeddings, seq2seq_from_config
+from course_utils.offline import OFFLINE_VARIABLES, MissingAssetError
 from course_utils.pretrain import (PretrainConfig, choose_accumulation, pretrain_config, resolve_accumulation,
                                    rows_that_fit)
 from course_utils.pretrain_data import iter_texts
 from course_utils.profiles import FULL_NOTEBOOK_PRETRAIN, QUICK_CAPS, DataSource, get_profile
+from course_utils.summarize import summary_config
 
 sys.path.insert(0, str(Path(__file__).parent / "rehearsal"))
 from hub_repos import PUBLISHED_CONFIGS, PUBLISHED_PARAMETERS  # noqa: E402
@@ -64,7 +66,7 @@ def test_offline_c4_is_read_from_the_prefetched_shards(hub_snapshot):
 def test_offline_c4_without_its_shards_is_the_one_line_error(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(hub, "cached_snapshot", lambda *args: None)
-    with pytest.raises(hub.MissingAssetError, match="allenai/c4.*course prefetch --profile full"):
+    with pytest.raises(MissingAssetError, match="allenai/c4.*course prefetch --profile full"):
         list(iter_texts("allenai/c4", "en", "train"))
 
 
@@ -328,7 +330,7 @@ def test_notebooks_run_in_the_interpreter_that_runs_course(tmp_path, monkeypatch
 # 12. Lesson 02 compares like with like --------------------------------------------------------
 
 def test_the_zero_comparison_trains_both_runs_in_the_same_precision(tmp_path, monkeypatch):
-    from course_utils.zero import comparison_configs
+    from course_utils.finetune import comparison_configs
 
     monkeypatch.setattr("course_utils.hardware.native_bf16", lambda: True)  # an A100: "auto" would mean bf16
     plain, zero = comparison_configs(get_profile("full"), tmp_path, "zero2")
@@ -343,13 +345,13 @@ def test_quick_caps_rows_and_steps_and_keeps_the_rest():
     full, quick = get_profile("full"), get_profile("full", quick=True)
     assert quick.quick and not full.quick
     assert quick.models == full.models and quick.imdb == full.imdb and quick.require_gpu
-    assert quick.finetune_max_train_rows == QUICK_CAPS["finetune_max_train_rows"]
-    assert quick.summary_test_rows == 4 and full.summary_test_rows == 100
+    assert quick.finetune["max_train_rows"] == QUICK_CAPS["finetune"]["max_train_rows"] == 8
+    assert summary_config(quick).test_rows == 4 and summary_config(full).test_rows == 100
     config = pretrain_config(quick, "out")
     assert (config.input_length, config.total_steps, config.batch_size, config.gradient_accumulation_steps) == (512, 2, 4, 2)
     assert config.compile and config.learning_rate == PretrainConfig().learning_rate
     smoke_quick = get_profile("smoke", quick=True)  # a cap never raises a value
-    assert smoke_quick.pretrain["input_length"] == 128 and smoke_quick.finetune_max_train_rows == 8
+    assert smoke_quick.pretrain["input_length"] == 128 and smoke_quick.finetune["max_train_rows"] == 8
 
 
 def test_a_quick_report_says_so():

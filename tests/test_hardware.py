@@ -27,8 +27,13 @@ def test_library_versions_are_the_installed_ones():
     assert versions == {"torch": torch.__version__, "surely-not-a-package": "not installed"}
 
 
-def test_matmul_throughput_is_measured():
-    assert matmul_tflops("cpu", "float32", size=128, repeats=2) > 0
+def test_matmul_throughput_is_the_products_flops_over_the_measured_time(monkeypatch):
+    import time
+
+    clock = iter([10.0, 10.5])  # the timed loop: start and end, 0.5 s apart
+    monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
+    # 2 products of 128 x 128 by 128 x 128, 2 * 128^3 FLOPs each, in 0.5 s
+    assert matmul_tflops("cpu", "float32", size=128, repeats=2) == 2 * 2 * 128 ** 3 / 0.5 / 1e12
 
 
 def test_deepspeed_reports_its_cpu_ops():

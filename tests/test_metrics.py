@@ -44,3 +44,25 @@ def test_corrupt_file_gives_a_clear_error(tmp_path):
     (tmp_path / "metrics.json").write_text("{not json")
     with pytest.raises(ValueError, match="not valid JSON"):
         read_metrics(tmp_path)
+
+
+def test_nested_figures_and_tables_flatten_with_one_unit_per_kind(tmp_path):
+    import pandas as pd
+
+    table = pd.DataFrame({"rouge1": [0.3, 0.4], "words": [50.0, float("nan")]}, index=["t5_small", "lead 3"])
+    entry = record_metrics(tmp_path, "03_c", {"systems": table, "accuracy": {"before": 0.5, "after": 0.75},
+                                              "device": ("cpu", "")},
+                           units={"rouge1": "F", "words": "words", "accuracy": "fraction"})
+    assert {name: (f["value"], f["unit"]) for name, f in entry["figures"].items()} == {
+        "systems_t5_small_rouge1": (0.3, "F"), "systems_t5_small_words": (50.0, "words"),
+        "systems_lead_3_rouge1": (0.4, "F"),  # the empty cell is left out, not recorded as NaN
+        "accuracy_before": (0.5, "fraction"), "accuracy_after": (0.75, "fraction"), "device": ("cpu", "")}
+
+
+def test_a_figure_without_a_unit_is_named():
+    from course_utils.metrics import flatten_figures
+
+    with pytest.raises(ValueError, match="'runs_plain_seconds' has no unit.*runs, plain, seconds"):
+        flatten_figures({"runs": {"plain": {"seconds": 3.0}}}, units={"loss": "nats"})
+    assert flatten_figures({"runs": {"plain": {"seconds": 3.0}}}, units={"runs_plain_seconds": "s", "seconds": "min"}) == {
+        "runs_plain_seconds": (3.0, "s")}  # the whole name wins over a key

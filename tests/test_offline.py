@@ -66,7 +66,8 @@ def test_full_offline_names_what_is_missing_in_one_line_and_does_not_hang(tmp_pa
 
 def test_loading_a_missing_model_offline_is_one_clear_error(tmp_path):
     code = """
-from course_utils.models import MissingAssetError, load_tokenizer
+from course_utils.models import load_tokenizer
+from course_utils.offline import MissingAssetError
 from course_utils.data import load_imdb
 from course_utils.profiles import DataSource
 for attempt in (lambda: load_tokenizer("t5-small"), lambda: load_imdb(DataSource("stanfordnlp/imdb"))):

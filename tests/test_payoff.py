@@ -7,8 +7,8 @@ import torch
 from course_utils import finetune
 from course_utils.models import load_seq2seq_model
 from course_utils.paths import data_dir
-from course_utils.payoff import compare_starts, save_initial_weights
-from course_utils.pretrain import PretrainConfig, initial_model
+from course_utils.finetune import compare_starts, margin_sentence
+from course_utils.pretrain import PretrainConfig, initial_model, save_initial_weights
 from course_utils.profiles import get_profile
 
 
@@ -46,8 +46,6 @@ def test_the_two_fine_tunes_differ_only_in_their_start(tmp_path, monkeypatch):
 
 
 def test_the_margin_says_ahead_behind_or_level_with_the_points():
-    from course_utils.payoff import margin_sentence
-
     figures = {"pretrained": {"accuracy": 0.916}, "random init": {"accuracy": 0.886}, "released": {"accuracy": 0.9161}}
     assert margin_sentence(figures, "pretrained", "random init") == (
         "The pretrained start is ahead of the random init start by 3.0 accuracy points (0.916 against 0.886).")

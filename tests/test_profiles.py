@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from course_utils import data, hardware, metrics, models, standins
-from course_utils.profiles import MODEL_ROLES, DataSource, WarmUp, get_profile
+from course_utils.profiles import MODEL_ROLES, DataSource, get_profile
+from course_utils.summarize import SummaryConfig, WarmUp, summary_config
 
 
 def test_smoke_is_offline_cpu_with_standins_and_shipped_data():
@@ -50,13 +51,20 @@ def test_library_functions_take_no_profile_flag(module):
 
 
 def test_lesson_03_scores_100_articles_in_full_and_warms_up_only_the_smoke_standins():
-    smoke, full = get_profile("smoke"), get_profile("full")
-    assert full.summary_test_rows == 100 and full.summary_warmups == {}
-    assert smoke.summary_test_rows is None  # all 50 shipped test articles
-    assert set(smoke.summary_warmups) == {"t5_small", "t5_base", "gpt2"}
-    assert smoke.summary_warmups["gpt2"].objective == "language_model"  # GPT-2 never sees a summary
-    assert {w.objective for r, w in smoke.summary_warmups.items() if r != "gpt2"} == {"summarize"}
-    assert smoke.summary_max_new_tokens == full.summary_max_new_tokens
+    smoke, full = summary_config(get_profile("smoke")), summary_config(get_profile("full"))
+    assert full == SummaryConfig(test_rows=100, max_new_tokens=80, warmups={})
+    assert smoke.test_rows is None  # all 50 shipped test articles
+    assert set(smoke.warmups) == {"t5_small", "t5_base", "gpt2"}
+    assert smoke.warmups["gpt2"] == WarmUp(4.0, 3e-3, objective="language_model")  # GPT-2 never sees a summary
+    assert {w.objective for r, w in smoke.warmups.items() if r != "gpt2"} == {"summarize"}
+    assert smoke.max_new_tokens == full.max_new_tokens == 80
+
+
+def test_a_profile_setting_with_a_misspelt_field_is_refused_with_its_name():
+    with pytest.raises(ValueError, match="test_row"):
+        summary_config(get_profile("smoke", summaries={"test_row": 3}))
+    with pytest.raises(ValueError, match="learning_rat"):
+        summary_config(get_profile("smoke", summaries={"warmups": {"gpt2": {"learning_rat": 1.0}}}))
 
 
 def test_a_bad_warmup_is_refused_with_the_setting_named():

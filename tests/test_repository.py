@@ -64,3 +64,68 @@ def test_ci_calls_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     assert "make test" in readme and "make course" in readme
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def package_imports() -> dict[str, set[str]]:
+    """{module: the package's modules it imports}, wherever in the file the import is."""
+    import ast
+
+    modules = {p.stem: p for p in (ROOT / "course_utils").glob("*.py") if p.stem != "__init__"}
+    imports = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                found.add(node.module.split(".")[0])
+        imports[name] = found & set(modules)
+    return imports
+
+
+def import_floors(imports: dict[str, set[str]]) -> dict[str, int]:
+    """Floor 1 imports nothing of the package; every other module sits one floor above its highest import."""
+    floors: dict[str, int] = {}
+
+    def floor(name: str, path: tuple[str, ...] = ()) -> int:
+        assert name not in path, f"import cycle: {' -> '.join((*path, name))}"
+        if name not in floors:
+            floors[name] = 1 + max((floor(d, (*path, name)) for d in imports[name]), default=0)
+        return floors[name]
+
+    for name in imports:
+        floor(name)
+    return floors
+
+
+def test_the_package_has_at_most_five_import_floors_and_no_cycle():
+    floors = import_floors(package_imports())
+    assert max(floors.values()) <= 5, sorted(floors.items(), key=lambda item: item[1])
+
+
+def test_sibling_modules_are_imported_at_the_top_of_each_file():
+    import ast
+
+    for path in sorted((ROOT / "course_utils").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        top = {id(node) for node in tree.body}
+        late = [node.lineno for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.level == 1 and id(node) not in top]
+        assert not late, f"{path.name}: sibling imports inside functions at lines {late}"
+
+
+def test_the_floor_check_finds_a_cycle_and_counts_a_chain():
+    assert import_floors({"a": set(), "b": {"a"}, "c": {"b", "a"}}) == {"a": 1, "b": 2, "c": 3}
+    with pytest.raises(AssertionError, match="import cycle: a -> b -> a"):
+        import_floors({"a": {"b"}, "b": {"a"}})
+
+
+def test_every_file_the_docs_and_comments_name_exists():
+    """A path such as tests/test_x.py or course_utils/x.py named in prose must be there, so no comment
+    sends a reader to a file that was renamed or never written."""
+    sources = [ROOT / "README.md", ROOT / "pyproject.toml", ROOT / "environment.yml", ROOT / "Makefile",
+               *NOTEBOOKS, *(ROOT / "course_utils").glob("*.py"), *(ROOT / "benchmarks").glob("*.py"),
+               *(ROOT / "tests" / "rehearsal").glob("*.py"), *(ROOT / "data").glob("*.md")]
+    named = re.compile(r"\b((?:tests|course_utils|benchmarks|data|deepspeed_configs|notebooks)/[\w/.-]+\.(?:py|md|jsonl?|txt)\b)")
+    missing = sorted({f"{source.name}: {path}" for source in sources
+                      for path in named.findall(source.read_text(encoding="utf-8"))
+                      if not (ROOT / path).exists() and "<" not in path})
+    assert not missing, missing

@@ -28,6 +28,12 @@ def test_failing_notebook_makes_the_command_fail_and_names_cell_and_error(failin
     assert "ValueError: deliberate failure: label 7 in row 2" in proc.stderr
 
 
+def test_the_run_prints_progress_and_results_not_jupyters_plumbing(failing_run):
+    proc, _ = failing_run
+    assert "without encryption" not in proc.stdout + proc.stderr  # the kernel's TCP warning
+    assert "[1/3] 00_records: ok" in proc.stdout and "[3/3] 02_after: ok" in proc.stdout
+
+
 def test_notebooks_after_the_failure_still_run(failing_run):
     proc, out = failing_run
     metrics = json.loads((out / "metrics.json").read_text())

@@ -31,8 +31,8 @@ def test_prepare_adds_label_words_and_counts_what_it_leaves_out():
 
 
 @pytest.mark.parametrize("rows, message", [
-    ([("ok", 1), ("   ", 0)], "row 1: 'text' must be a non-empty string"),
-    ([("ok", 1), ("fine", -1)], "row 1: 'label' is -1"),
+    ([("ok", 1), ("   ", 0)], r"row 2 \(counting from 1\): 'text' must be a non-empty string"),
+    ([("ok", 1), ("fine", -1)], r"row 2 \(counting from 1\): 'label' is -1"),
 ])
 def test_bad_rows_are_named(rows, message):
     with pytest.raises(ValueError, match=message):
@@ -41,10 +41,10 @@ def test_bad_rows_are_named(rows, message):
 
 def test_label_outside_0_1_and_non_string_text_are_named():
     split = Dataset.from_dict({"text": ["good", None, "x"], "label": [1, 0, 7]})
-    with pytest.raises(ValueError, match=r"'train', row 1: 'text' must be a non-empty string, got None"):
+    with pytest.raises(ValueError, match=r"'train', row 2 \(counting from 1\): 'text' must be a non-empty string, got None"):
         check_imdb_split(split, "train")
     split = Dataset.from_dict({"text": ["good", "bad", "x"], "label": [1, 0, 7]})
-    with pytest.raises(ValueError, match=r"row 2: 'label' is 7; expected 0 \(negative\) or 1"):
+    with pytest.raises(ValueError, match=r"row 3 \(counting from 1\): 'label' is 7; expected 0 \(negative\) or 1"):
         check_imdb_split(split, "train")
 
 

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from course_utils.environment import OFFLINE_VARIABLES, configure_offline, start_session
+from course_utils.environment import start_session
+from course_utils.offline import OFFLINE_VARIABLES, configure_offline
 
 
 def test_offline_switches_are_set_and_reported(monkeypatch):

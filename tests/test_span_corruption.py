@@ -88,21 +88,21 @@ def test_collator_uses_the_tokenizer_sentinels_and_checks_row_lengths():
 
 # Every setting T5's reference handles (issue 14, section 3) -------------------------------------
 
-def t5_random_spans_helper(inputs_length, noise_density, mean_noise_span_length):
+def t5_random_spans_helper(input_length, noise_density, mean_noise_span_length):
     """T5's preprocessors.random_spans_helper, transcribed (one extra token per span in inputs and targets)."""
     def to_lengths(tokens_length):
         num_noise_tokens = int(round(tokens_length * noise_density))
         num_noise_spans = int(round(num_noise_tokens / mean_noise_span_length))
         return tokens_length - num_noise_tokens + num_noise_spans + 1, num_noise_tokens + num_noise_spans + 1
 
-    tokens_length = inputs_length - 1
-    while to_lengths(tokens_length + 1)[0] <= inputs_length:
+    tokens_length = input_length - 1
+    while to_lengths(tokens_length + 1)[0] <= input_length:
         tokens_length += 1
-    inputs_length_out, targets_length = to_lengths(tokens_length)
-    if noise_density == 0.5 and targets_length > inputs_length_out:
+    inputs_length_out, target_length = to_lengths(tokens_length)
+    if noise_density == 0.5 and target_length > inputs_length_out:
         tokens_length -= 1
-        targets_length -= 1
-    return tokens_length, targets_length
+        target_length -= 1
+    return tokens_length, target_length
 
 
 def simulated_lengths(raw_length, noise_density, mean_span, seed=0):

@@ -58,9 +58,11 @@ def test_standins_train_a_step(paths):
     tok = AutoTokenizer.from_pretrained(paths["t5-small"])
     model = AutoModelForSeq2SeqLM.from_pretrained(paths["t5-small"])
     batch = tok(["sentiment: a superb film"], text_target=["positive"], return_tensors="pt")
-    loss = model(**batch).loss
-    loss.backward()
-    assert torch.isfinite(loss) and loss.item() > 0
+    out = model(**batch)
+    out.loss.backward()
+    by_hand = torch.nn.functional.cross_entropy(out.logits.flatten(0, 1), batch["labels"].flatten())
+    assert torch.allclose(out.loss, by_hand)  # the mean token cross-entropy of the answer
+    assert all(p.grad is not None for p in model.parameters() if p.requires_grad)
 
 
 def test_built_once_then_reused(cache, paths):
@@ -84,7 +86,8 @@ def test_resolve_model_passes_hub_names_through_and_rejects_unknown_standins(mon
     monkeypatch.setenv("COURSE_CACHE_DIR", str(cache))
     assert resolve_model("standin:t5-base") == str(paths["t5-base"])
     assert type(load_tokenizer("standin:t5-base")).__name__ == "T5Tokenizer"
-    assert load_seq2seq_model("standin:t5-base").num_parameters() > 0
+    loaded = load_seq2seq_model("standin:t5-base")
+    assert loaded.num_parameters() == type(loaded)(loaded.config).num_parameters()  # every weight of its config
     with pytest.raises(ValueError, match="No stand-in called 'llama'"):
         resolve_model("standin:llama")
 

@@ -5,12 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.generation import length_sorted_batches
-from course_utils.models import load_causal_lm, load_tokenizer
-from course_utils.profiles import WarmUp
-from course_utils.summarize import (TLDR, PreparedSummarizer, gpt2_prompt, language_model_blocks, lead_sentences,
-                                    prepare_summarizer, repeated_ngram_share, summarize_gpt2, summary_figures,
-                                    warmup_key)
+from course_utils.models import load_causal_lm, load_seq2seq_model, load_tokenizer
+from course_utils.summarize import (TLDR, PreparedSummarizer, WarmUp, gpt2_prompt, language_model_blocks,
+                                    lead_sentences, prepare_summarizer, repeated_ngram_share, summarize_gpt2,
+                                    summary_figures, warmup_key, warmup_trainer)
+from course_utils.tokens import length_sorted_batches
 
 
 def test_lead_three_takes_the_first_three_sentences_one_per_line():
@@ -42,7 +41,8 @@ def test_batches_are_longest_first_and_cover_every_index():
 
 def test_repeated_ngram_share_flags_loops():
     assert repeated_ngram_share("the cat sat on the mat") == 0.0
-    assert repeated_ngram_share("i am here i am here i am here i am here") > 0.6
+    # 12 words, 10 trigrams, 3 of them distinct: 7 of 10 repeat an earlier one
+    assert repeated_ngram_share("i am here i am here i am here i am here") == pytest.approx(0.7)
 
 
 def small_split(rows=8, text="The council met on Monday. It approved the budget."):
@@ -88,7 +88,23 @@ def test_language_model_blocks_cut_the_joined_stream_into_full_blocks():
     stream = [t for text in texts for t in tok(text).input_ids + [tok.eos_token_id]]
     blocks = language_model_blocks(texts, tok, block_size=4)
     assert blocks["input_ids"] == [stream[i:i + 4] for i in range(0, len(stream) - 3, 4)]
-    assert blocks["labels"] == blocks["input_ids"] and len(stream) - 4 * len(blocks["input_ids"]) < 4
+    assert list(blocks) == ["input_ids"] and len(stream) - 4 * len(blocks["input_ids"]) < 4
+
+
+def test_the_gpt2_warmup_learns_its_blocks_as_labels_and_t5_its_highlights(tmp_path):
+    from datasets import Dataset
+
+    tok = load_tokenizer("standin:gpt2")
+    blocks = Dataset.from_dict(language_model_blocks(["one two three four five six seven"] * 3, tok, block_size=4))
+    model = load_causal_lm("standin:gpt2")
+    trainer = warmup_trainer(model, tok, blocks, WarmUp(1.0, 1e-3, objective="language_model"), tmp_path)
+    batch = trainer.data_collator([blocks[0], blocks[1]])
+    assert batch["labels"].tolist() == batch["input_ids"].tolist() == blocks["input_ids"][:2]  # the model shifts
+    t5_tok = load_tokenizer("standin:t5-small")
+    pairs = [{"input_ids": [5, 6, 7, 1], "labels": [8, 1]}, {"input_ids": [5, 1], "labels": [9, 10, 11, 1]}]
+    t5 = warmup_trainer(load_seq2seq_model("standin:t5-small"), t5_tok, pairs, WarmUp(1.0, 1e-3), tmp_path / "t5")
+    padded = t5.data_collator(pairs)
+    assert padded["labels"].tolist() == [[8, 1, -100, -100], [9, 10, 11, 1]]  # padding never counts in the loss
 
 
 def test_an_unknown_warmup_objective_is_named(tmp_path):
@@ -104,10 +120,10 @@ def test_summary_figures_average_rouge_length_and_loops():
 
 
 def test_the_cache_key_follows_the_resolved_model_so_a_rebuilt_standin_trains_again(tmp_path, monkeypatch):
-    import course_utils.models as models
-
     warmup = WarmUp(num_train_epochs=1.0, learning_rate=1e-3)
-    real = models.resolve_model("standin:t5-small")
+    from course_utils.models import resolve_model
+
+    real = resolve_model("standin:t5-small")
     seen = []
 
     def fake_train(model_name, warmup, train_split, folder, *args):
@@ -116,7 +132,7 @@ def test_the_cache_key_follows_the_resolved_model_so_a_rebuilt_standin_trains_ag
 
     monkeypatch.setattr("course_utils.summarize._warm_up", fake_train)
     for resolved in (real, real + "-rebuilt"):
-        monkeypatch.setattr(models, "resolve_model", lambda name, cache=None, r=resolved: r)
+        monkeypatch.setattr("course_utils.summarize.resolve_model", lambda name, cache=None, r=resolved: r)
         with pytest.raises(RuntimeError, match="stop here"):
             prepare_summarizer("standin:t5-small", warmup, small_split(), tmp_path)
     assert len(set(seen)) == 2 and all(name.startswith("standin_t5-small-") for name in seen)

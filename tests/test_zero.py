@@ -47,7 +47,7 @@ def zero2(**changes):
     (lambda c: c["zero_optimization"].update(offload_param={"device": "cpu"}), r"offload_param needs stage 3"),
     (lambda c: c["zero_optimization"].update(offload_optimizer={"device": "gpu"}), r"offload_optimizer.device is 'gpu'"),
     (lambda c: c["zero_optimization"].update(offload_optimizer={"device": "nvme"}), r"no nvme_path"),
-    (lambda c: c.update(fp16={"enabled": True}), r"fp16 is enabled; T5 overflows"),
+    (lambda c: c.update(fp16={"enabled": True}), r"fp16 is enabled; T5's activations overflow fp16"),
     (lambda c: c.update(bf16={"enabled": True}), r"bf16.enabled is true but this device has no bf16"),
     (lambda c: c.pop("zero_optimization"), r"no zero_optimization section"),
 ])

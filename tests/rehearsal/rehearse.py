@@ -120,7 +120,7 @@ def echo_figures(outputs: Path, echo=print) -> None:
     if finetune:
         echo(f"  lesson 01 on {device}: {finetune['model_parameters']:,} parameters, {finetune['train_steps']} steps "
              f"in {finetune['train_time']} s ({finetune['train_time'] / finetune['train_steps']:.1f} s per step), "
-             f"{finetune['train_rows']} reviews")
+             f"{finetune['rows_train']} reviews")
     pretraining = figures.get("04_nanot5_pretraining", {})
     if pretraining:
         echo(f"  lesson 04 on {device}: {pretraining['model_parameters']:,} parameters, rows of "

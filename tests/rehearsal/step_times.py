@@ -36,9 +36,9 @@ def finetune_step_seconds(model_name: str, batch_size: int = 16, length: int = 5
     from datasets import Dataset
     from transformers import TrainerCallback
 
-    from course_utils.finetune import FinetuneConfig, build_trainer, load_options, target_length, train
+    from course_utils.finetune import FinetuneConfig, answer_length, build_trainer, train
     from course_utils.hardware import resolve_precision
-    from course_utils.models import load_seq2seq_model, load_tokenizer
+    from course_utils.models import load_seq2seq_model, load_tokenizer, model_options
 
     class StepClock(TrainerCallback):
         def __init__(self):
@@ -49,15 +49,15 @@ def finetune_step_seconds(model_name: str, batch_size: int = 16, length: int = 5
 
     with tempfile.TemporaryDirectory() as out:
         config = FinetuneConfig(model_name=model_name, output_dir=out, per_device_batch_size=batch_size,
-                                num_train_epochs=1, warmup_steps=0, group_by_length=False, logging_steps=steps,
+                                num_train_epochs=1, warmup_fraction=0.0, group_by_length=False, logging_steps=steps,
                                 attn_implementation=attn_implementation)
         tokenizer = load_tokenizer(model_name)
-        model = load_seq2seq_model(model_name, **load_options(config))
+        model = load_seq2seq_model(model_name, **model_options(config.attn_implementation))
         rng = np.random.default_rng(0)
         rows = batch_size * steps
         inputs = rng.integers(3, len(tokenizer) - 100, size=(rows, length - 1)).tolist()  # ordinary pieces, then </s>
         answer = tokenizer("positive").input_ids
-        assert len(answer) <= target_length(tokenizer)
+        assert len(answer) <= answer_length(tokenizer)
         data = Dataset.from_dict({"input_ids": [ids + [tokenizer.eos_token_id] for ids in inputs],
                                   "attention_mask": [[1] * length] * rows, "labels": [answer] * rows})
         trainer = build_trainer(config, model, tokenizer, data)

@@ -1,0 +1,41 @@
+"""benchmarks/RESULTS.md is written by the benchmarks: a run replaces its own section and keeps the others."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import results  # noqa: E402
+
+
+def test_a_finished_run_replaces_only_its_own_section(tmp_path, monkeypatch):
+    monkeypatch.setattr(results, "RESULTS", tmp_path / "RESULTS.md")
+    monkeypatch.setattr(results, "machine", lambda: "a test machine")
+    monkeypatch.setattr(sys, "argv", ["bench_b.py", "--rows", "3"])
+    for name, figure in (("bench_b", "1.0"), ("bench_a", "2.0"), ("bench_b", "3.0")):
+        assert results.recorded(name, lambda f=figure: print(f"rows/s: {f}")) == 0
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert text.startswith(results.HEADER.rstrip())
+    assert text.index("## bench_a") < text.index("## bench_b")  # sorted by name
+    assert "rows/s: 2.0" in text and "rows/s: 3.0" in text and "rows/s: 1.0" not in text
+    assert "`python benchmarks/bench_b.py --rows 3` on a test machine" in text
+
+
+def test_a_failed_run_leaves_the_file_alone(tmp_path, monkeypatch):
+    path = tmp_path / "RESULTS.md"
+    monkeypatch.setattr(results, "write_section", lambda n, t: pytest.fail("a failed run must not write"))
+    assert results.recorded("bench_c", lambda: 1) == 1
+    assert not path.exists()
+
+
+def test_every_benchmark_records_its_output():
+    for script in sorted((Path(results.__file__).parent).glob("*.py")):
+        if script.name != "results.py":
+            assert f'recorded("{script.stem}", main)' in script.read_text(), script.name
+
+
+def test_the_readme_links_to_the_results_and_copies_no_benchmark_table():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert "benchmarks/RESULTS.md" in readme
+    assert "## Benchmark figures" not in readme and "rows/s" not in readme

@@ -1,0 +1,73 @@
+"""What only a CUDA GPU can show: a bf16 training step, a torch.compile step, the CUDA allocator's peak and
+evaluation on the training device. On a CPU every test here skips itself and says why; `make rehearse`
+runs the same code at the full profile's sizes on a GPU."""
+
+import math
+
+import pytest
+import torch
+
+from course_utils.data import load_imdb
+from course_utils.finetune import FinetuneConfig, answer_length, build_trainer, train
+from course_utils.hardware import native_bf16, peak_memory, resolve_precision, training_device
+from course_utils.models import load_seq2seq_model, load_tokenizer
+from course_utils.paths import data_dir
+from course_utils.pretrain import PretrainConfig, pretrain
+from course_utils.profiles import get_profile
+from course_utils.sentiment import LABEL_WORDS, classify, prepare_imdb, tokenize_for_seq2seq
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU; this machine has none")]
+SMALL = "standin:t5-small"
+
+
+def test_the_training_device_is_the_gpu_and_models_load_onto_it():
+    assert training_device().type == "cuda"
+    assert next(load_seq2seq_model(SMALL).parameters()).device.type == "cuda"
+
+
+@pytest.mark.skipif(torch.cuda.is_available() and not native_bf16(), reason="this GPU has no native bf16")
+def test_a_bf16_fine_tuning_step_trains_on_the_gpu(tmp_path):
+    config = FinetuneConfig(model_name=SMALL, data_path=str(data_dir() / "imdb"), output_dir=str(tmp_path),
+                            num_train_epochs=1, per_device_batch_size=8, max_train_rows=32, logging_steps=1,
+                            precision="bf16")
+    splits, _ = prepare_imdb(load_imdb(get_profile().imdb), config.max_train_rows, 8)
+    tok = load_tokenizer(SMALL)
+    train_set = tokenize_for_seq2seq(splits["train"], tok, config.task_prefix, 512, answer_length(tok))
+    model = load_seq2seq_model(SMALL)
+    trainer = build_trainer(config, model, tok, train_set)
+    assert resolve_precision("auto") == "bf16" and trainer.args.bf16 and not trainer.args.fp16
+    result = train(trainer)
+    losses = [row["loss"] for row in result.log_history if "loss" in row]
+    assert result.steps == 4 and len(losses) == 4 and all(math.isfinite(x) and x > 0 for x in losses)
+    assert next(model.parameters()).device.type == "cuda"
+
+
+def test_the_cuda_peak_counts_a_tensor_allocated_on_the_gpu():
+    torch.cuda.reset_peak_memory_stats()
+    block = torch.empty(256 * 2**20, dtype=torch.uint8, device="cuda")  # 256 MiB
+    mib, kind = peak_memory()
+    del block
+    assert kind == "cuda_max_allocated" and 256 <= mib < 256 + 64
+
+
+def test_a_compiled_bf16_pretraining_run_learns_and_evaluates_on_the_gpu(tmp_path):
+    config = PretrainConfig(model_name="standin:t5-v1_1-base", data_path=str(data_dir() / "c4"), data_config=None,
+                            output_dir=str(tmp_path), input_length=32, batch_size=8, total_steps=12, warmup_steps=2,
+                            learning_rate=1e-2, log_every=2, eval_every=0, eval_batches=2, checkpoint_every=0,
+                            compile=True, precision="auto", shuffle_block=100, data_workers=1)
+    result = pretrain(config, echo=lambda *a, **k: None)
+    first, last = result.eval_nll[0], result.eval_nll[max(result.eval_nll)]
+    assert result.steps == 12 and math.isfinite(last) and last < first  # it learned, compiled, on the GPU
+    assert peak_memory()[1] == "cuda_max_allocated"
+
+
+def test_evaluation_generates_on_the_gpu_in_the_input_order():
+    tok = load_tokenizer(SMALL)
+    model = load_seq2seq_model(SMALL)
+    torch.cuda.reset_peak_memory_stats()
+    texts = ["A fine film.", "Dull and far too long, I left early.", "Superb."]
+    answers = classify(model, tok, texts, "sst2 sentence: ", 512, answer_length(tok), batch_size=2)
+    on_cpu = classify(model.to("cpu"), tok, texts, "sst2 sentence: ", 512, answer_length(tok), batch_size=3)
+    assert torch.cuda.max_memory_allocated() > 0  # the first pass ran on the GPU
+    assert answers == on_cpu and set(answers) <= {*LABEL_WORDS, "unknown"}  # same greedy answers, same order
