@@ -89,7 +89,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=24, help="optimizer steps per recipe")
     parser.add_argument("--batch-size", type=int, default=8, help="reviews per step, the same for both")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="the random weights and the order of the reviews")
     args = parser.parse_args()
 
     tokenizer = load_tokenizer("standin:t5-small")

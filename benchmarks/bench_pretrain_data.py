@@ -115,7 +115,7 @@ def shuffles_after_resume(source, block: int, resume_at: int, compare: int) -> i
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", default="smoke")
+    parser.add_argument("--profile", default="smoke", help="whose tokenizer and data (smoke: the stand-in on the sample corpus)")
     parser.add_argument("--workers", type=int, nargs="+", default=[0, 1, 2], help="DataLoader workers to time")
     parser.add_argument("--batches", type=int, default=60, help="batches timed after the first")
     parser.add_argument("--copies", type=int, default=20, help="smoke: times the sample corpus is repeated")

@@ -27,8 +27,8 @@ import tempfile
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", default="smoke")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--profile", default="smoke", help="whose model and data (smoke: the CPU stand-in)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], help="fine-tuning seeds, each run from both starts")
     parser.add_argument("--rows", type=int, nargs="+", default=[300, 1200], help="training reviews per fine-tune")
     parser.add_argument("--pretrain-steps", type=int, default=0, help="0: the profile's number of steps")
     parser.add_argument("--pretrained-dir", default="", help="a finished pretraining's model folder")

@@ -42,8 +42,8 @@ def timed(predictions, references, use_stemmer, backend):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=2000)
-    parser.add_argument("--no-stemmer", action="store_true")
+    parser.add_argument("--pairs", type=int, default=2000, help="summary pairs scored by each implementation")
+    parser.add_argument("--no-stemmer", action="store_true", help="score without the Porter stemmer")
     args = parser.parse_args()
     use_stemmer = not args.no_stemmer
     predictions, references = benchmark_pairs(args.pairs)

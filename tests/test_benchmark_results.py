@@ -39,3 +39,11 @@ def test_the_readme_links_to_the_results_and_copies_no_benchmark_table():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert "benchmarks/RESULTS.md" in readme
     assert "## Benchmark figures" not in readme and "rows/s" not in readme
+
+
+def test_every_benchmark_option_has_help():
+    import re
+
+    for script in sorted(Path(results.__file__).parent.glob("bench*.py")) + [Path(results.__file__).with_name("full_run_cost.py")]:
+        for call in re.findall(r"add_argument\((.*?)\)\n", script.read_text(), re.S):
+            assert "help=" in call, f"{script.name}: {call}"

@@ -3,7 +3,6 @@
 import json
 import re
 import statistics
-import subprocess
 import sys
 
 import pytest
@@ -16,16 +15,19 @@ from course_utils.profiles import DataSource, get_profile
 SMOKE = get_profile("smoke")
 
 
-def test_committed_files_equal_a_fresh_seeded_run():
-    proc = subprocess.run([sys.executable, str(data_dir() / "generate.py"), "--check"],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-
-
-def test_changing_one_set_leaves_every_other_file_as_it_was():
+@pytest.fixture(scope="module")
+def generate():
     sys.path.insert(0, str(data_dir()))
     import generate
 
+    return generate
+
+
+def test_committed_files_equal_a_fresh_seeded_run(generate, capsys):
+    assert generate.main(["--check"]) == 0, capsys.readouterr().err
+
+
+def test_changing_one_set_leaves_every_other_file_as_it_was(generate):
     sizes = {name: dict(splits) for name, splits in generate.SIZES.items()}
     sizes["imdb"]["train"] = 40
     sizes["c4"]["validation"] = 5

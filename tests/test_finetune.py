@@ -78,6 +78,7 @@ def test_saved_model_reloads_from_disk_and_classifies(short_run):
     assert len(answers) == 16 and answers == in_memory  # the reloaded weights answer exactly as the trained ones
 
 
+@pytest.mark.slow
 def test_command_line_runs_the_whole_recipe(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "course_utils.finetune", "--model-name", SMALL,
                            "--data-path", str(data_dir() / "imdb"), "--output-dir", str(tmp_path),
@@ -91,6 +92,7 @@ def test_command_line_runs_the_whole_recipe(tmp_path):
     assert (tmp_path / "model" / "config.json").exists()
 
 
+@pytest.mark.slow
 def test_command_line_help_lists_the_config_fields():
     out = subprocess.run([sys.executable, "-m", "course_utils.finetune", "--help"], capture_output=True, text=True)
     assert out.returncode == 0
@@ -98,6 +100,7 @@ def test_command_line_help_lists_the_config_fields():
         assert flag in out.stdout
 
 
+@pytest.mark.slow
 def test_command_line_refuses_a_bad_boolean():
     out = subprocess.run([sys.executable, "-m", "course_utils.finetune", "--group-by-length", "maybe"],
                          capture_output=True, text=True)
@@ -137,6 +140,7 @@ def test_lesson_config_follows_the_profile_and_takes_changes():
         lesson_config(get_profile("smoke", finetune={"epochs": 3}), "out")
 
 
+@pytest.mark.slow
 def test_a_failed_launch_says_where_its_log_is(tmp_path):
     config = FinetuneConfig(model_name=SMALL, data_path=str(tmp_path / "missing"), output_dir=str(tmp_path / "run"))
     with pytest.raises(RuntimeError, match=r"exited with status 2; last lines of .*launch.log") as err:

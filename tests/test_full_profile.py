@@ -189,6 +189,7 @@ def test_the_full_session_stops_without_a_gpu(tmp_path, monkeypatch):
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)  # restore what one_gpu set
 
 
+@pytest.mark.slow
 def test_switching_the_hub_off_switches_every_library_off(tmp_path):
     import subprocess
 
@@ -307,6 +308,7 @@ def test_save_and_reload_keep_the_output_layer_untied_and_intact(tmp_path):
 
 # 10. The kernel is this interpreter -----------------------------------------------------------
 
+@pytest.mark.slow
 def test_notebooks_run_in_the_interpreter_that_runs_course(tmp_path, monkeypatch):
     from course_utils.runner import KERNEL_NAME, run_course
 

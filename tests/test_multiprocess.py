@@ -18,6 +18,8 @@ from course_utils.paths import data_dir
 from course_utils.sentiment import generate_answers
 from course_utils.zero import deepspeed_config_path
 
+pytestmark = pytest.mark.slow  # torchrun launches
+
 LOSS_TOLERANCE = 0.02
 
 

@@ -16,6 +16,7 @@ def _offline_env(tmp_path, log):
     return guarded_env(log, HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
 
 
+@pytest.mark.slow
 def test_the_guard_really_blocks_and_logs(tmp_path):
     log = tmp_path / "log"
     code = """
@@ -33,6 +34,7 @@ for attempt in (lambda: socket.create_connection(("93.184.216.34", 80), timeout=
     assert "93.184.216.34" in log.read_text() and "huggingface.co" in log.read_text()
 
 
+@pytest.mark.slow
 def test_a_smoke_run_makes_no_network_connection(tmp_path):
     log, out = tmp_path / "net.log", tmp_path / "out"
     env = guarded_env(log)
@@ -48,6 +50,7 @@ def test_a_smoke_run_makes_no_network_connection(tmp_path):
     assert figures["device"]["value"] in {"cpu", "cuda", "mps"} and figures["cpu_cores"]["value"] >= 1
 
 
+@pytest.mark.slow
 def test_full_offline_names_what_is_missing_in_one_line_and_does_not_hang(tmp_path):
     log = tmp_path / "net.log"
     start = time.monotonic()
@@ -64,6 +67,7 @@ def test_full_offline_names_what_is_missing_in_one_line_and_does_not_hang(tmp_pa
     assert log.read_text() == ""
 
 
+@pytest.mark.slow
 def test_loading_a_missing_model_offline_is_one_clear_error(tmp_path):
     code = """
 from course_utils.models import load_tokenizer
@@ -118,6 +122,7 @@ def test_c4_shard_names_follow_the_hub_layout():
                                     "en/c4-validation.00000-of-00008.json.gz")
 
 
+@pytest.mark.slow
 def test_notebook_00_stops_with_a_clear_message_when_a_gpu_is_required_but_absent(tmp_path):
     import torch
 

@@ -81,6 +81,7 @@ def straight(tmp_path_factory):
     return config, pretrain(config, echo=lines.append), lines
 
 
+@pytest.mark.slow
 def test_the_loop_logs_learns_and_writes_tensorboard(straight):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -98,6 +99,7 @@ def test_the_loop_logs_learns_and_writes_tensorboard(straight):
     assert (Path(result.model_dir) / "config.json").exists()
 
 
+@pytest.mark.slow
 def test_stopping_and_resuming_continues_the_same_run(straight, tmp_path):
     _, result, _ = straight
     # An interrupted run: 4 of 8 steps (the schedule still spans 8), checkpointed; then resumed.
@@ -112,6 +114,7 @@ def test_stopping_and_resuming_continues_the_same_run(straight, tmp_path):
         pretrain(PretrainConfig(**TINY, output_dir=str(tmp_path / "empty"), resume=True))
 
 
+@pytest.mark.slow
 def test_two_processes_train_on_different_shards(tmp_path):
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
                "-m", "course_utils.pretrain", "--model-name", TINY["model_name"], "--data-path", TINY["data_path"],
@@ -143,6 +146,7 @@ def test_profiles_size_the_run_and_full_is_nanot5s_recipe():
     assert smoke.attn_implementation == "eager" and smoke.optimizer == recipe.optimizer
 
 
+@pytest.mark.slow
 def test_gradient_accumulation_gives_the_same_run(straight, tmp_path):
     # 8 rows per step as 2 micro-batches of 4: every target has the same length, so the mean of
     # the two halves' losses is the full batch's loss and the updates match.
@@ -152,6 +156,7 @@ def test_gradient_accumulation_gives_the_same_run(straight, tmp_path):
     assert dict(accumulated.train_losses) == pytest.approx(dict(result.train_losses), rel=1e-4)
 
 
+@pytest.mark.slow
 def test_from_pretrained_continues_from_saved_weights(straight):
     import torch
 
@@ -165,6 +170,7 @@ def test_from_pretrained_continues_from_saved_weights(straight):
     assert not all(torch.equal(a, b) for a, b in zip(fresh.state_dict().values(), saved.state_dict().values()))
 
 
+@pytest.mark.slow
 def test_input_reliance_against_the_runs_own_evaluation(straight):
     import torch
 
@@ -194,6 +200,7 @@ def test_input_reliance_against_the_runs_own_evaluation(straight):
         input_reliance(model, [{k: v[:1] for k, v in batches[0].items()}])
 
 
+@pytest.mark.slow
 def test_a_finished_run_is_found_with_its_own_settings_and_figures(straight):
     from course_utils.pretrain import finished_run
 
@@ -208,6 +215,7 @@ def test_a_finished_run_is_found_with_its_own_settings_and_figures(straight):
     assert finished_run(config.output_dir, model_name="google/t5-v1_1-base") is None  # another architecture
 
 
+@pytest.mark.slow
 def test_a_stopped_run_is_not_a_finished_one(tmp_path):
     from course_utils.pretrain import finished_run
 
@@ -217,6 +225,7 @@ def test_a_stopped_run_is_not_a_finished_one(tmp_path):
     assert finished_run(tmp_path / "nothing-here") is None
 
 
+@pytest.mark.slow
 def test_the_optimizer_race_differs_only_in_the_scaling(tmp_path):
     from course_utils.pretrain import RACE, optimizer_race
 
@@ -234,6 +243,7 @@ def test_the_optimizer_race_differs_only_in_the_scaling(tmp_path):
     assert saved["eval_batches"] == 2  # the lesson's own, being fewer than RACE_EVAL_BATCHES
 
 
+@pytest.mark.slow
 def test_two_runs_in_one_process_under_a_launcher(tmp_path):
     # Under a launcher's variables Accelerate initializes a process group that outlives one run;
     # the second run of pretrain_variants must find it still there (end_training would destroy it).
@@ -248,6 +258,7 @@ def test_two_runs_in_one_process_under_a_launcher(tmp_path):
     assert done.stdout.strip().splitlines()[-1] == "['AdamW + RMS scaling', 'plain AdamW'] [4, 4]"
 
 
+@pytest.mark.slow
 def test_the_race_evaluates_on_at_most_ten_batches(monkeypatch):
     from course_utils import pretrain as module
 

@@ -9,6 +9,8 @@ import pytest
 
 from course_utils.runner import NotebookFailure, NotebookResult, find_notebooks, render_report
 
+pytestmark = pytest.mark.slow  # `course run` in a subprocess
+
 FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 
 

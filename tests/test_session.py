@@ -35,6 +35,7 @@ def test_start_session_creates_the_output_folder(tmp_path):
     assert session.output_dir.is_dir()
 
 
+@pytest.mark.slow
 def test_importing_the_package_changes_nothing():
     code = """
 import json, os, sys, threading
