@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "rehearsal"))
 
+from course_utils.hardware import training_flops  # noqa: E402
 from hub_repos import PUBLISHED_CONFIGS  # noqa: E402
 
 PEAK_TFLOPS = {"A100": 312.0, "H100/H200": 989.0}
@@ -68,19 +69,20 @@ def t5_weights(name: str) -> dict[str, int]:
             "output": model.lm_head.weight.numel(), "layers": config.num_layers, "inner": config.num_heads * config.d_kv}
 
 
-def training_flops(w: dict, inputs: int, targets: int) -> float:
-    """FLOPs of one training row: 6·W per token, plus attention (encoder self, decoder self and cross)."""
-    matmuls = 6 * (w["encoder"] * inputs + (w["decoder"] + w["output"]) * targets)
+def row_flops(w: dict, inputs: int, targets: int) -> float:
+    """FLOPs of training on one row: 6·N·D for the encoder's inputs and for the decoder's targets
+    (hardware.training_flops), plus attention's own products (encoder self, decoder self and cross)."""
+    matmuls = training_flops(w["encoder"], inputs) + training_flops(w["decoder"] + w["output"], targets)
     attention = 3 * 4 * w["inner"] * w["layers"] * (inputs * inputs + targets * targets + targets * inputs)
     return matmuls + attention
 
 
 def forward_flops(w: dict, inputs: int, targets: int) -> float:
-    return training_flops(w, inputs, targets) / 3
+    return row_flops(w, inputs, targets) / 3
 
 
 def utilisation() -> float:
-    step = BATCH * training_flops(t5_weights("google/t5-v1_1-base"), INPUTS, TARGETS)
+    step = BATCH * row_flops(t5_weights("google/t5-v1_1-base"), INPUTS, TARGETS)
     return step / NANOT5_SECONDS_PER_STEP_A100 / (PEAK_TFLOPS["A100"] * 1e12)
 
 
@@ -100,11 +102,11 @@ def decoding_steps() -> dict[str, int]:
 def notebook_flops() -> dict[str, float]:
     """Training (and scoring-forward) FLOPs of each full-profile notebook."""
     small, v11 = t5_weights("t5-small"), t5_weights("google/t5-v1_1-base")
-    epoch_small = IMDB_TRAIN * training_flops(small, IMDB_MEAN_TOKENS, ANSWER_TOKENS)
+    epoch_small = IMDB_TRAIN * row_flops(small, IMDB_MEAN_TOKENS, ANSWER_TOKENS)
     score_small = IMDB_TEST * forward_flops(small, IMDB_MEAN_TOKENS, ANSWER_TOKENS)
-    epoch_v11 = IMDB_TRAIN * training_flops(v11, IMDB_MEAN_TOKENS, ANSWER_TOKENS)
+    epoch_v11 = IMDB_TRAIN * row_flops(v11, IMDB_MEAN_TOKENS, ANSWER_TOKENS)
     score_v11 = IMDB_TEST * forward_flops(v11, IMDB_MEAN_TOKENS, ANSWER_TOKENS)
-    pretrain_step = BATCH * training_flops(v11, INPUTS, TARGETS)
+    pretrain_step = BATCH * row_flops(v11, INPUTS, TARGETS)
     return {
         "01 (1 epoch of t5-small, accuracy twice)": epoch_small + 2 * score_small,
         "02 (the same, plain and under ZeRO)": 2 * (epoch_small + score_small),
@@ -118,13 +120,13 @@ def notebook_flops() -> dict[str, float]:
 def main() -> int:
     share = utilisation()
     v11 = t5_weights("google/t5-v1_1-base")
-    step = BATCH * training_flops(v11, INPUTS, TARGETS)
+    step = BATCH * row_flops(v11, INPUTS, TARGETS)
     print(f"T5 v1.1 base: {v11['encoder']:,} encoder + {v11['decoder']:,} decoder + {v11['output']:,} output weights")
-    print(f"nanoT5's step: {BATCH} rows x training_flops = {step:.3e} FLOPs; in {NANOT5_SECONDS_PER_STEP_A100} s on an "
+    print(f"nanoT5's step: {BATCH} rows x row_flops = {step:.3e} FLOPs; in {NANOT5_SECONDS_PER_STEP_A100} s on an "
           f"A100 that is {step / NANOT5_SECONDS_PER_STEP_A100 / 1e12:.0f} TFLOP/s = {share:.0%} of its "
           f"{PEAK_TFLOPS['A100']:.0f} TFLOP/s peak")
     print(f"t5-small, one IMDB epoch: {IMDB_TRAIN:,} reviews x {IMDB_MEAN_TOKENS} tokens (assumed mean) -> "
-          f"{IMDB_TRAIN * training_flops(t5_weights('t5-small'), IMDB_MEAN_TOKENS, ANSWER_TOKENS):.2e} FLOPs\n")
+          f"{IMDB_TRAIN * row_flops(t5_weights('t5-small'), IMDB_MEAN_TOKENS, ANSWER_TOKENS):.2e} FLOPs\n")
     low, high = STEP_MS_RANGE
     print("| notebook | FLOPs (training and scoring) | " + " | ".join(f"{gpu} at {share:.0%} of peak" for gpu in PEAK_TFLOPS)
           + f" | decoding steps | at {low}-{high} ms a step (assumed) |")

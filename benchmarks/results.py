@@ -54,10 +54,18 @@ def machine() -> str:
     return f"{words}; torch {torch.__version__}"
 
 
+def figures_only(output: str) -> str:
+    """The output without the Trainer's progress dicts (``{'loss': ..., 'epoch': ...}``, one per log step)."""
+    return "\n".join(line for line in output.splitlines() if not TRAINER_LOG.match(line))
+
+
+TRAINER_LOG = re.compile(r"^\{'(loss|train_runtime|eval_\w+)': .*\}$")
+
+
 def section(name: str, command: str, output: str, when: datetime) -> str:
     return "\n".join([START.format(name=name), f"## {name}", "",
                       f"`{command}` on {machine()}, {when:%Y-%m-%d %H:%M} UTC:", "",
-                      "```text", output.rstrip(), "```", END.format(name=name)])
+                      "```text", figures_only(output).rstrip(), "```", END.format(name=name)])
 
 
 def write_section(name: str, text: str) -> None:

@@ -173,10 +173,15 @@ class _DropMessages:
         return not any(fragment in record.getMessage() for fragment in self.fragments)
 
 
-# Library notices that say nothing a student can act on. accelerate's: a T5 checkpoint stores the
-# embedding that encoder, decoder and `shared` share once, as safetensors requires, and says so at
-# every save ("This should be OK"); the reload is checked by the tests instead.
-QUIET = {"accelerate.utils.other": ("Removed shared tensor",)}
+# Library notices that say nothing a student can act on, by logger:
+# - accelerate: a T5 checkpoint stores the embedding that encoder, decoder and `shared` share once,
+#   as safetensors requires, and says so at every save ("This should be OK"); the tests check the reload.
+# - transformers: GPT-2's config names no loss type, and the default (causal-LM cross-entropy) is the
+#   right one; and GPT-2 has no pad token, so lesson 03's warm-up pads with end-of-text, which the
+#   Trainer then copies into the model's config and announces.
+QUIET = {"accelerate.utils.other": ("Removed shared tensor",),
+         "transformers.modeling_utils": ("was set in the config but it is unrecognized",),
+         "transformers.trainer_utils": ("The tokenizer has new PAD/BOS/EOS tokens",)}
 
 
 def quiet_library_notices() -> dict[str, str]:

@@ -39,3 +39,21 @@ def test_matmul_throughput_is_the_products_flops_over_the_measured_time(monkeypa
 def test_deepspeed_reports_its_cpu_ops():
     ops = deepspeed_ops()
     assert "cpu_adam" in ops and all(isinstance(v, bool) for v in ops.values())
+
+
+def test_library_notices_without_meaning_for_a_student_are_dropped_and_others_kept(monkeypatch, caplog):
+    import logging
+
+    from course_utils.hardware import QUIET, quiet_library_notices
+
+    monkeypatch.setenv("DS_ACCELERATOR", "restored after the test")  # records the variable's state first
+    monkeypatch.delenv("DS_ACCELERATOR")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert quiet_library_notices() == {"DS_ACCELERATOR": "cpu"}  # DeepSpeed then skips "Setting accelerator to CPU"
+    assert quiet_library_notices() == {}                         # set once; a second call adds nothing
+    caplog.set_level(logging.WARNING)
+    for name, fragments in QUIET.items():
+        logging.getLogger(name).warning(f"{fragments[0]} {{'decoder.embed_tokens.weight'}} while saving")
+        logging.getLogger(name).warning("a notice that matters")
+    assert [r.getMessage() for r in caplog.records] == ["a notice that matters"] * len(QUIET)
+    assert all(len(logging.getLogger(name).filters) == 1 for name in QUIET)  # no filter added twice

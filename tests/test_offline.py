@@ -5,10 +5,11 @@ import subprocess
 import sys
 import time
 
+import pytest
 from conftest import guarded_env
 
-from course_utils.profiles import get_profile
 from course_utils.hub import c4_shard_patterns, hub_assets, prefetch
+from course_utils.profiles import get_profile
 
 
 def _offline_env(tmp_path, log):
