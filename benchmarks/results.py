@@ -26,6 +26,8 @@ above it, replaced whenever that benchmark finishes (`benchmarks/results.py`). T
 measurements of one machine on one day; rerun a benchmark for yours.
 """
 START, END = "<!-- begin {name} -->", "<!-- end {name} -->"
+# The Trainer prints its logs as dicts, a line each: progress, not figures (see figures_only).
+TRAINER_LOG = re.compile(r"^\{'(loss|train_runtime|eval_\w+)': .*\}$")
 
 
 class _Tee(io.TextIOBase):
@@ -57,9 +59,6 @@ def machine() -> str:
 def figures_only(output: str) -> str:
     """The output without the Trainer's progress dicts (``{'loss': ..., 'epoch': ...}``, one per log step)."""
     return "\n".join(line for line in output.splitlines() if not TRAINER_LOG.match(line))
-
-
-TRAINER_LOG = re.compile(r"^\{'(loss|train_runtime|eval_\w+)': .*\}$")
 
 
 def section(name: str, command: str, output: str, when: datetime) -> str:

@@ -1,6 +1,7 @@
 """Typed configs with checked overrides and a command line that explains itself.
 
     config = checked_replace(FinetuneConfig(), {"learning_rate": 1e-3})   # an unknown key is an error
+    warmup = checked_build(WarmUp, {"num_train_epochs": 3.0, "learning_rate": 5e-3})  # a missing one too
     parser = argument_parser(PretrainConfig, "python -m course_utils.pretrain", "Pretrain a T5.")
     sys.exit(run_command(main_body, "python -m course_utils.pretrain", (InputError, MissingAssetError)))
 
@@ -26,13 +27,27 @@ class InputError(ValueError):
     and says what to do; command-line entry points print it as one line instead of a traceback."""
 
 
-def checked_replace(config, overrides: Mapping, what: str = "setting"):
-    """``dataclasses.replace(config, **overrides)``, refusing keys the dataclass does not have."""
+def _refuse_unknown(config, settings: Mapping, what: str) -> None:
     known = {f.name for f in dataclasses.fields(config)}
-    unknown = sorted(set(overrides) - known)
+    unknown = sorted(set(settings) - known)
     if unknown:
         raise InputError(f"Unknown {what}(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}.")
+
+
+def checked_replace(config, overrides: Mapping, what: str = "setting"):
+    """``dataclasses.replace(config, **overrides)``, refusing keys the dataclass does not have."""
+    _refuse_unknown(config, overrides, what)
     return dataclasses.replace(config, **overrides)
+
+
+def checked_build(config_class, settings: Mapping, what: str = "setting"):
+    """``config_class(**settings)``, refusing keys the dataclass does not have and naming required ones missing."""
+    _refuse_unknown(config_class, settings, what)
+    missing = [f.name for f in dataclasses.fields(config_class) if f.name not in settings
+               and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    if missing:
+        raise InputError(f"Missing {what}(s) {', '.join(missing)}: {config_class.__name__} has no default for them.")
+    return config_class(**settings)
 
 
 def field_comments(config_class) -> dict[str, str]:

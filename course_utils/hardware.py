@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import platform
 from importlib import metadata
@@ -163,39 +165,44 @@ def matmul_tflops(device: str = "cpu", dtype_name: str = "float32", size: int = 
     return 2 * size ** 3 * repeats / seconds / 1e12
 
 
-class _DropMessages:
+class DropMessages(logging.Filter):
     """A logging filter that drops records whose message contains one of ``fragments``."""
 
     def __init__(self, *fragments: str):
+        super().__init__()
         self.fragments = fragments
 
-    def filter(self, record) -> bool:
+    def filter(self, record: logging.LogRecord) -> bool:
         return not any(fragment in record.getMessage() for fragment in self.fragments)
 
 
-# Library notices that say nothing a student can act on, by logger:
-# - accelerate: a T5 checkpoint stores the embedding that encoder, decoder and `shared` share once,
-#   as safetensors requires, and says so at every save ("This should be OK"); the tests check the reload.
-# - transformers: GPT-2's config names no loss type, and the default (causal-LM cross-entropy) is the
-#   right one; and GPT-2 has no pad token, so lesson 03's warm-up pads with end-of-text, which the
-#   Trainer then copies into the model's config and announces.
-QUIET = {"accelerate.utils.other": ("Removed shared tensor",),
-         "transformers.modeling_utils": ("was set in the config but it is unrecognized",),
-         "transformers.trainer_utils": ("The tokenizer has new PAD/BOS/EOS tokens",)}
+@contextlib.contextmanager
+def messages_dropped(logger_name: str, *fragments: str):
+    """While active, ``logger_name`` drops the records that contain one of ``fragments``."""
+    logger, notice = logging.getLogger(logger_name), DropMessages(*fragments)
+    logger.addFilter(notice)
+    try:
+        yield
+    finally:
+        logger.removeFilter(notice)
+
+
+# Library notices that say nothing a student can act on, by logger. accelerate's: a T5 checkpoint
+# stores the embedding that encoder, decoder and `shared` share once, as safetensors requires, and
+# says so at every save ("This should be OK"); the tests check the reload.
+QUIET = {"accelerate.utils.other": ("Removed shared tensor",)}
 
 
 def quiet_library_notices() -> dict[str, str]:
     """Silence the notices in ``QUIET``, and DeepSpeed's "Setting accelerator to CPU" where torch sees no
     CUDA GPU (by naming the CPU in DS_ACCELERATOR, unless it is set). Returns the variables it set;
     calling it again adds nothing."""
-    import logging
-
     import torch
 
     for name, fragments in QUIET.items():
         logger = logging.getLogger(name)
-        if not any(isinstance(f, _DropMessages) for f in logger.filters):
-            logger.addFilter(_DropMessages(*fragments))
+        if not any(isinstance(f, DropMessages) for f in logger.filters):
+            logger.addFilter(DropMessages(*fragments))
     if "DS_ACCELERATOR" in os.environ or torch.cuda.is_available():
         return {}
     os.environ["DS_ACCELERATOR"] = "cpu"

@@ -13,11 +13,9 @@ says so in one line and names the fix instead of a long traceback.
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import os
 
-from .hardware import training_device
+from .hardware import messages_dropped, training_device
 from .offline import STANDIN_PREFIX, missing_as_one_line
 from .standins import ensure_standin
 
@@ -29,31 +27,14 @@ def resolve_model(name: str, cache: str | os.PathLike | None = None) -> str:
     return name
 
 
-class _UntiedHeadNotice(logging.Filter):
-    """Drops transformers' warning that a T5 checkpoint's output layer differs from its embeddings.
-
-    transformers 5 marks every T5 as tied (T5Config forces tie_word_embeddings=True), but T5 v1.1
-    checkpoints have an output layer of their own. from_pretrained then keeps the checkpoint's
-    separate output layer, which is right, and warns that the config says otherwise.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "but both are present in the checkpoints with different values" not in record.getMessage()
-
-
-@contextlib.contextmanager
-def _quiet_untied_head():
-    logger = logging.getLogger("transformers.modeling_utils")
-    notice = _UntiedHeadNotice()
-    logger.addFilter(notice)
-    try:
-        yield
-    finally:
-        logger.removeFilter(notice)
+# transformers 5 marks every T5 as tied (T5Config forces tie_word_embeddings=True), but T5 v1.1
+# checkpoints have an output layer of their own. from_pretrained then keeps the checkpoint's separate
+# output layer, which is right, and warns at every load that the config says otherwise.
+UNTIED_HEAD_NOTICE = "but both are present in the checkpoints with different values"
 
 
 def _load(loader, name: str, device=None, **kwargs):
-    with missing_as_one_line(name), _quiet_untied_head():
+    with missing_as_one_line(name), messages_dropped("transformers.modeling_utils", UNTIED_HEAD_NOTICE):
         loaded = loader.from_pretrained(resolve_model(name), **kwargs)
     if hasattr(loaded, "to") and hasattr(loaded, "parameters"):  # a model, not a tokenizer
         loaded = loaded.to(device or training_device())
@@ -83,7 +64,12 @@ def load_causal_lm(name: str, device=None, **kwargs):
     """A decoder-only model such as GPT-2 for ``name``, on ``device`` (default: the training device)."""
     from transformers import AutoModelForCausalLM
 
-    return _load(AutoModelForCausalLM, name, device, **kwargs)
+    model = _load(AutoModelForCausalLM, name, device, **kwargs)
+    if model.loss_type is None:
+        # transformers picks a model's loss by its class name, and GPT2LMHeadModel's predates the
+        # naming scheme: name it here (causal-LM cross-entropy, what it would fall back to, noisily).
+        model.loss_type = "ForCausalLM"
+    return model
 
 
 def publishes_tied_embeddings(name: str) -> bool:

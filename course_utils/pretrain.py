@@ -623,12 +623,8 @@ def _main(config: PretrainConfig) -> int:
     from accelerate import PartialState
 
     PartialState().destroy_process_group()  # the end of the process: its launcher's group is done
-    if os.environ.get("RANK", "0") == "0":
-        print(json.dumps({"steps": result.steps, "eval_nll": result.eval_nll,
-                          "eval_nll_other_input": result.eval_nll_other_input, "processes": result.processes,
-                          "seconds_per_step": result.seconds_per_step, "model_dir": result.model_dir,
-                          "train_losses": result.train_losses, "first_batch_checksums": result.first_batch_checksums}),
-              flush=True)
+    if os.environ.get("RANK", "0") == "0":  # one result line, the figures result.json holds
+        print(json.dumps(dataclasses.asdict(result)), flush=True)
     return 0
 
 

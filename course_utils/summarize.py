@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .configs import InputError, checked_replace
+from .configs import InputError, checked_build, checked_replace
 from .hardware import resolve_precision
 from .models import load_causal_lm, load_seq2seq_model, load_tokenizer, model_options, resolve_model
 from .rouge import aggregate, newline_sentences, score_pairs, split_sentences
@@ -72,7 +72,7 @@ class SummaryConfig:
 def summary_config(profile) -> SummaryConfig:
     """SummaryConfig with ``profile.summaries`` applied (an unknown key is an error) and its warm-ups typed."""
     config = checked_replace(SummaryConfig(), profile.summaries, "Profile.summaries setting")
-    warmups = {role: w if isinstance(w, WarmUp) else checked_replace(WarmUp(1.0, 1.0), w, f"warm-up setting of {role}")
+    warmups = {role: w if isinstance(w, WarmUp) else checked_build(WarmUp, w, f"warm-up setting of {role}")
                for role, w in config.warmups.items()}
     return dataclasses.replace(config, warmups=warmups)
 
@@ -190,9 +190,9 @@ def prepare_summarizer(model_name: str, warmup: WarmUp | None, train_split, cach
         figures = json.loads(record.read_text())
         return PreparedSummarizer(str(folder / "model"), warmup, figures["train_seconds"],
                                   figures["final_loss"], reused=True)
-    result = _warm_up(model_name, warmup, train_split, folder, max_target_length, seed, attn_implementation)
-    record.write_text(json.dumps({"train_seconds": result.train_seconds, "final_loss": result.final_loss}))
-    return PreparedSummarizer(str(folder / "model"), warmup, result.train_seconds, result.final_loss)
+    seconds, final_loss = _warm_up(model_name, warmup, train_split, folder, max_target_length, seed, attn_implementation)
+    record.write_text(json.dumps({"train_seconds": seconds, "final_loss": final_loss}))
+    return PreparedSummarizer(str(folder / "model"), warmup, seconds, final_loss)
 
 
 def language_model_blocks(texts: Sequence[str], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
@@ -221,7 +221,10 @@ def warmup_trainer(model, tokenizer, training_set, warmup: WarmUp, output_dir: s
 
     language_model = warmup.objective == "language_model"
     if language_model:
-        tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token  # the collator asks; blocks are full
+        # GPT-2 has no pad token. The collator asks for one (the blocks are full, so it pads nothing):
+        # end-of-text serves, and the model's configs are told too, as the Trainer would otherwise do, noisily.
+        tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
+        model.config.pad_token_id = model.generation_config.pad_token_id = tokenizer.pad_token_id
         collator = DataCollatorForLanguageModeling(tokenizer, mlm=False)
     else:
         collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100)
@@ -236,7 +239,8 @@ def warmup_trainer(model, tokenizer, training_set, warmup: WarmUp, output_dir: s
                    processing_class=tokenizer)
 
 
-def _warm_up(model_name, warmup, train_split, folder, max_target_length, seed, attn_implementation):
+def _warm_up(model_name, warmup, train_split, folder, max_target_length, seed, attn_implementation) -> tuple[float, float]:
+    """(training seconds, last logged loss) of ``warmup``; the model and tokenizer saved in ``folder/model``."""
     tokenizer = load_tokenizer(model_name)
     training_set = _training_set(warmup.objective, train_split, tokenizer, max_target_length)
     loader = load_causal_lm if warmup.objective == "language_model" else load_seq2seq_model
@@ -248,13 +252,7 @@ def _warm_up(model_name, warmup, train_split, folder, max_target_length, seed, a
     losses = [row["loss"] for row in trainer.state.log_history if "loss" in row]
     trainer.save_model(str(Path(folder) / "model"))
     tokenizer.save_pretrained(str(Path(folder) / "model"))
-    return WarmUpResult(train_seconds=seconds, final_loss=losses[-1] if losses else float("nan"))
-
-
-@dataclass(frozen=True)
-class WarmUpResult:
-    train_seconds: float
-    final_loss: float
+    return seconds, losses[-1] if losses else float("nan")
 
 
 def generate_summaries(model_name: str, kind: str, articles: Sequence[str], variants: dict[str, dict],

@@ -72,3 +72,18 @@ def netguard_log(request) -> Path:
 @pytest.fixture
 def python() -> str:
     return sys.executable
+
+
+@pytest.fixture
+def transformers_notices():
+    """The warnings transformers logs while the test runs (its loggers do not propagate to the root, so
+    caplog does not see them)."""
+    import logging
+
+    seen: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: seen.append(record.getMessage())
+    logger = logging.getLogger("transformers")
+    logger.addHandler(handler)
+    yield seen
+    logger.removeHandler(handler)

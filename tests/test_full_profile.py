@@ -18,7 +18,8 @@ from course_utils import hub
 from course_utils.data import load_imdb
 from course_utils.environment import gpu_required, one_gpu, start_session
 from course_utils.hardware import NoGPUError, resolve_precision, training_device
-from course_utils.models import load_seq2seq_model, load_tokenizer, publishes_tied_embeddings, seq2seq_from_config
+from course_utils.models import (UNTIED_HEAD_NOTICE, load_seq2seq_model, load_tokenizer, publishes_tied_embeddings,
+                                 seq2seq_from_config)
 from course_utils.offline import OFFLINE_VARIABLES, MissingAssetError
 from course_utils.pretrain import (PretrainConfig, choose_accumulation, pretrain_config, resolve_accumulation,
                                    rows_that_fit)
@@ -290,13 +291,15 @@ def test_the_original_t5_stays_tied(tmp_path):
     assert model.lm_head.weight is model.shared.weight and model.num_parameters() == 222_903_552
 
 
-def test_save_and_reload_keep_the_output_layer_untied_and_intact(tmp_path):
+def test_save_and_reload_keep_the_output_layer_untied_and_intact(tmp_path, transformers_notices):
     torch.manual_seed(0)
     model = seq2seq_from_config("standin:t5-v1_1-base")
     assert model.lm_head.weight is not model.shared.weight
     assert float(model.lm_head.weight.detach().std()) == pytest.approx(1.0, rel=0.05)  # T5's init for an untied head
     model.save_pretrained(tmp_path)
+    transformers_notices.clear()
     reloaded = load_seq2seq_model(str(tmp_path))
+    assert not [n for n in transformers_notices if UNTIED_HEAD_NOTICE in n]  # right, and so not worth a warning at every load
     assert reloaded.lm_head.weight is not reloaded.shared.weight
     assert reloaded.num_parameters() == model.num_parameters()
     expected = model.state_dict()

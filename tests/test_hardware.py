@@ -57,3 +57,18 @@ def test_library_notices_without_meaning_for_a_student_are_dropped_and_others_ke
         logging.getLogger(name).warning("a notice that matters")
     assert [r.getMessage() for r in caplog.records] == ["a notice that matters"] * len(QUIET)
     assert all(len(logging.getLogger(name).filters) == 1 for name in QUIET)  # no filter added twice
+
+
+def test_messages_are_dropped_only_inside_the_block(caplog):
+    import logging
+
+    from course_utils.hardware import messages_dropped
+
+    caplog.set_level(logging.WARNING)
+    logger = logging.getLogger("course_test.notices")
+    with messages_dropped("course_test.notices", "both are present"):
+        logger.warning("weights: but both are present in the checkpoints")
+        logger.warning("kept inside")
+    logger.warning("but both are present, after the block")
+    assert [r.getMessage() for r in caplog.records] == ["kept inside", "but both are present, after the block"]
+    assert logger.filters == []

@@ -67,6 +67,12 @@ def test_a_profile_setting_with_a_misspelt_field_is_refused_with_its_name():
         summary_config(get_profile("smoke", summaries={"warmups": {"gpt2": {"learning_rat": 1.0}}}))
 
 
+def test_a_warmup_setting_without_a_rate_is_refused_not_filled_in():
+    # Leaving out a field that has no default names it; it never takes a stand-in value.
+    with pytest.raises(ValueError, match=r"Missing warm-up setting of gpt2\(s\) learning_rate"):
+        summary_config(get_profile("smoke", summaries={"warmups": {"gpt2": {"num_train_epochs": 2.0}}}))
+
+
 def test_a_bad_warmup_is_refused_with_the_setting_named():
     with pytest.raises(ValueError, match="objective"):
         WarmUp(1.0, 1e-3, objective="classify")

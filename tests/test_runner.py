@@ -9,11 +9,10 @@ import pytest
 
 from course_utils.runner import NotebookFailure, NotebookResult, find_notebooks, render_report
 
-pytestmark = pytest.mark.slow  # `course run` in a subprocess
-
 FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 
 
+# The tests that start `course run` in a subprocess are marked slow; the rest are plain unit tests.
 @pytest.fixture(scope="module")
 def failing_run(tmp_path_factory):
     """`course run` over three fixture notebooks, the middle one failing on purpose."""
@@ -23,6 +22,7 @@ def failing_run(tmp_path_factory):
     return proc, out
 
 
+@pytest.mark.slow
 def test_failing_notebook_makes_the_command_fail_and_names_cell_and_error(failing_run):
     proc, _ = failing_run
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -30,12 +30,14 @@ def test_failing_notebook_makes_the_command_fail_and_names_cell_and_error(failin
     assert "ValueError: deliberate failure: label 7 in row 2" in proc.stderr
 
 
+@pytest.mark.slow
 def test_the_run_prints_progress_and_results_not_jupyters_plumbing(failing_run):
     proc, _ = failing_run
     assert "without encryption" not in proc.stdout + proc.stderr  # the kernel's TCP warning
     assert "[1/3] 00_records: ok" in proc.stdout and "[3/3] 02_after: ok" in proc.stdout
 
 
+@pytest.mark.slow
 def test_notebooks_after_the_failure_still_run(failing_run):
     proc, out = failing_run
     metrics = json.loads((out / "metrics.json").read_text())
@@ -45,6 +47,7 @@ def test_notebooks_after_the_failure_still_run(failing_run):
     assert order == ["00_records", "01_fails", "02_after"]
 
 
+@pytest.mark.slow
 def test_report_lists_status_times_figures_and_the_failure(failing_run):
     _, out = failing_run
     report = (out / "report.md").read_text()
@@ -54,6 +57,7 @@ def test_report_lists_status_times_figures_and_the_failure(failing_run):
     assert "3 notebook(s), 1 failed" in report
 
 
+@pytest.mark.slow
 def test_executed_copies_are_kept_even_for_the_failure(failing_run):
     _, out = failing_run
     failed = json.loads((out / "01_fails.ipynb").read_text())
@@ -61,6 +65,7 @@ def test_executed_copies_are_kept_even_for_the_failure(failing_run):
     assert errors and errors[0]["ename"] == "ValueError"
 
 
+@pytest.mark.slow
 def test_parameters_reach_the_notebook_and_smoke_is_offline(failing_run):
     _, out = failing_run
     figures = json.loads((out / "metrics.json").read_text())["00_records"]["figures"]
@@ -77,6 +82,7 @@ def test_only_selects_by_number_or_name_and_rejects_unknown():
         find_notebooks(FIXTURES, ["07"])
 
 
+@pytest.mark.slow
 def test_unknown_only_exits_2_with_a_message(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "course_utils.cli", "run", "--notebooks-dir", str(FIXTURES), "--only", "9",
                            "--output-dir", str(tmp_path)], capture_output=True, text=True, timeout=60)

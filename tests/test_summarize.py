@@ -107,6 +107,18 @@ def test_the_gpt2_warmup_learns_its_blocks_as_labels_and_t5_its_highlights(tmp_p
     assert padded["labels"].tolist() == [[8, 1, -100, -100], [9, 10, 11, 1]]  # padding never counts in the loss
 
 
+def test_the_gpt2_warmup_trains_without_library_notices(tmp_path, transformers_notices):
+    from datasets import Dataset
+
+    tok = load_tokenizer("standin:gpt2")
+    blocks = Dataset.from_dict(language_model_blocks(["one two three four five six seven"] * 3, tok, block_size=4))
+    model = load_causal_lm("standin:gpt2")
+    assert model.loss_type == "ForCausalLM"  # named at load; transformers would guess it and say so
+    warmup_trainer(model, tok, blocks, WarmUp(1.0, 1e-3, objective="language_model"), tmp_path).train()
+    assert model.config.pad_token_id == model.generation_config.pad_token_id == tok.eos_token_id
+    assert transformers_notices == []  # no "new PAD/BOS/EOS tokens", no "loss_type=None ... unrecognized"
+
+
 def test_an_unknown_warmup_objective_is_named(tmp_path):
     with pytest.raises(ValueError, match="objective.*'translate'"):
         prepare_summarizer("standin:t5-small", WarmUp(1.0, 1e-3, objective="translate"), small_split(), tmp_path)
