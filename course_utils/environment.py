@@ -24,6 +24,7 @@ from .offline import configure_offline, is_offline
 from .paths import output_dir as default_output_dir
 from .profiles import Profile, get_profile
 
+
 @dataclass(frozen=True)
 class Session:
     """What a notebook needs to know about its run: the profile and where figures go."""
