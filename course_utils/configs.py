@@ -79,15 +79,22 @@ def boolean(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
+def boolean_or_auto(text: str) -> bool | str:
+    """``true``/``false`` as ``boolean`` does, or ``auto``."""
+    return "auto" if text.lower() == "auto" else boolean(text)
+
+
 def argument_parser(config_class, prog: str, description: str) -> argparse.ArgumentParser:
     """An argparse parser with one ``--field-name`` option per field of the dataclass ``config_class``,
     each helped by the field's comment and its default."""
-    kinds = {"int": int, "int | None": int, "float": float, "str": str, "str | None": str, "bool": boolean}
+    kinds = {"int": int, "int | None": int, "float": float, "str": str, "str | None": str, "bool": boolean,
+             "bool | str": boolean_or_auto}
+    hints = {boolean: "true or false. ", boolean_or_auto: "true, false or auto. "}
     comments = field_comments(config_class)
     parser = argparse.ArgumentParser(prog=prog, description=description)
     for f in dataclasses.fields(config_class):
         kind = kinds.get(str(f.type), str)
-        hint = "true or false. " if kind is boolean else ""
+        hint = hints.get(kind, "")
         comment = comments.get(f.name, "").replace("%", "%%")  # argparse formats help with %
         parser.add_argument("--" + f.name.replace("_", "-"), type=kind, default=f.default,
                             help=f"{hint}{comment} (default: {f.default})".strip())

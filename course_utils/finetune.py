@@ -31,7 +31,8 @@ from pathlib import Path
 
 from .configs import InputError, argument_parser, checked_replace, run_command
 from .data import load_imdb
-from .hardware import peak_memory, quiet_library_notices, resolve_precision
+from .hardware import quiet_library_notices, resolve_precision
+from .memory import choose_accumulation, gpu_gib, peak_memory, reset_peak_memory, rows_that_fit
 from .models import load_seq2seq_model, load_tokenizer, model_options
 from .offline import MissingAssetError
 from .profiles import DataSource
@@ -108,7 +109,7 @@ class FinetuneResult:
     train_seconds: float
     steps: int
     log_history: list[dict]
-    peak_memory_mib: float                # see hardware.peak_memory
+    peak_memory_mib: float                # see memory.peak_memory: this run's peak
     peak_memory_kind: str                 # "cuda_max_allocated" or "process_peak_rss"
 
 
@@ -178,7 +179,8 @@ def build_trainer(config: FinetuneConfig, model, tokenizer, train_dataset):
 
 
 def train(trainer) -> FinetuneResult:
-    """Run ``trainer.train()`` and return its figures."""
+    """Run ``trainer.train()`` and return its figures, the peak memory of this run alone."""
+    reset_peak_memory()
     start = time.perf_counter()
     output = trainer.train()
     seconds = time.perf_counter() - start
@@ -192,11 +194,30 @@ def train(trainer) -> FinetuneResult:
 
 
 def save(trainer, tokenizer, model_dir: Path) -> Path:
-    """Model and tokenizer into ``model_dir``; the trainer state (log history) next to them."""
-    trainer.save_model(str(model_dir))
-    tokenizer.save_pretrained(str(model_dir))
-    trainer.save_state()  # trainer_state.json in the run's output_dir
+    """Model and tokenizer into ``model_dir``; the trainer state (log history) next to them.
+
+    Every process calls it (under ZeRO-3 the weights are gathered collectively), one writes, and
+    all wait until the folder is whole: the main process reloads it next.
+    """
+    trainer.save_model(str(model_dir))  # the Trainer writes on the main process only
+    if trainer.args.should_save:
+        tokenizer.save_pretrained(str(model_dir))
+    trainer.save_state()  # trainer_state.json in the run's output_dir (main process only)
+    trainer.accelerator.wait_for_everyone()
     return model_dir
+
+
+def fitting_batch(config: FinetuneConfig, parameters: int, target_tokens: int, precision: str) -> FinetuneConfig:
+    """``config`` with the same rows per optimizer step, cut into micro-batches that fit this GPU's memory
+    (``memory.rows_that_fit``; e.g. T5 v1.1 base at 16 x 512 in fp32 on a 16 GB card: 8 rows x 2). Without a
+    GPU, or under DeepSpeed (whose config fixes the batch), unchanged."""
+    gib = gpu_gib()
+    if not gib or config.deepspeed:
+        return config
+    rows = config.per_device_batch_size * config.gradient_accumulation_steps
+    fitting = rows_that_fit(gib, parameters, config.max_source_length + target_tokens, precision)
+    steps = choose_accumulation(rows, 1, fitting)
+    return dataclasses.replace(config, per_device_batch_size=rows // steps, gradient_accumulation_steps=steps)
 
 
 def run(config: FinetuneConfig, echo=print) -> dict:
@@ -214,6 +235,11 @@ def run(config: FinetuneConfig, echo=print) -> dict:
     # that a model too large for one GPU never has to sit on one whole.
     model = load_seq2seq_model(config.model_name, device="cpu" if config.deepspeed else None, **model_options(config.attn_implementation))
     answer_tokens = answer_length(tokenizer)  # training targets and generated answers alike
+    fitted = fitting_batch(config, model.num_parameters(), answer_tokens, resolve_precision(config.precision))
+    if fitted != config:
+        echo(f"{config.per_device_batch_size} rows per step do not fit this GPU's memory at once: "
+             f"{fitted.per_device_batch_size} rows x {fitted.gradient_accumulation_steps} accumulation instead")
+        config = fitted
     train_set = tokenize_for_seq2seq(splits["train"], tokenizer, config.task_prefix,
                                      config.max_source_length, answer_tokens)
     trainer = build_trainer(config, model, tokenizer, train_set)

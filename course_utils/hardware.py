@@ -6,6 +6,8 @@
     resolve_precision("auto")         # "bf16" on a GPU with native bf16, else "fp32"; never fp16
     library_versions()                # {"torch": "2.13.0+cpu", "transformers": "5.23.0", ...}
     deepspeed_ops()                   # {"cpu_adam": True, "fused_adam": False, ...}
+    compile_check("cuda")             # {"compiles": True, "seconds": 9.1, ...}: can torch.compile build kernels?
+    with tf32(True): ...              # TF32 matmuls inside the block, the previous setting after it
 """
 
 from __future__ import annotations
@@ -74,11 +76,17 @@ def native_bf16() -> bool:
 def resolve_precision(precision: str) -> str:
     """"bf16" or "fp32" for a run asking for ``precision`` ("auto", "bf16" or "fp32").
 
-    "auto" is bf16 on a GPU with native bf16, else fp32. fp16 is refused (FP16_REFUSAL).
+    "auto" is bf16 on a GPU with native bf16, else fp32. fp16 is refused (FP16_REFUSAL), and so is an
+    explicit bf16 on a CUDA GPU that only emulates it (V100, T4): that would train, many times slower.
     """
+    import torch
+
     check_precision(precision)
     if precision == "auto":
         return "bf16" if native_bf16() else "fp32"
+    if precision == "bf16" and torch.cuda.is_available() and not native_bf16():
+        raise InputError(f"precision='bf16', but {torch.cuda.get_device_name()} has no native bf16 (compute "
+                         "capability 8.0, Ampere, or newer) and would emulate it slowly; use 'fp32' or 'auto'.")
     return precision
 
 
@@ -143,26 +151,78 @@ def ninja_available() -> bool:
     return bool(is_ninja_available())
 
 
-def matmul_tflops(device: str = "cpu", dtype_name: str = "float32", size: int = 1024,
-                  repeats: int = 10) -> float:
-    """Measured dense matmul throughput in TFLOP/s: one (size x size) @ (size x size) costs 2·size³ FLOPs."""
+# A product that measures the card rather than the launch of its kernels: 2 x 8192^3 = 1.1 TFLOP each,
+# about 1.4 ms on an H100 in bf16; 1024^3 products finish in microseconds, less than their launch.
+MATMUL_SIZE = {"cuda": 8192, "mps": 4096, "cpu": 1024}
+
+
+def matmul_tflops(device: str = "cpu", dtype_name: str = "float32", size: int | None = None,
+                  min_seconds: float = 0.5) -> float:
+    """Measured dense matmul throughput in TFLOP/s: one (size x size) @ (size x size) costs 2·size³ FLOPs.
+
+    ``size`` defaults to ``MATMUL_SIZE[device]``. After a warm-up (kernel choice, allocation), products
+    run in rounds until ``min_seconds`` have passed, waiting for the GPU at the end of each round.
+    """
     import time
 
     import torch
 
+    size = size or MATMUL_SIZE.get(device, 1024)
     dtype = getattr(torch, dtype_name)
     a = torch.randn(size, size, device=device, dtype=dtype)
     b = torch.randn(size, size, device=device, dtype=dtype)
+
+    def wait() -> None:
+        if device == "cuda":
+            torch.cuda.synchronize()
+
     torch.matmul(a, b)  # warm-up: kernel selection and allocation are not what we measure
-    if device == "cuda":
-        torch.cuda.synchronize()
+    wait()
+    products, start = 0, time.perf_counter()
+    while True:
+        for _ in range(10):
+            torch.matmul(a, b)
+        wait()
+        products += 10
+        seconds = time.perf_counter() - start
+        if seconds >= min_seconds:
+            return 2 * size ** 3 * products / seconds / 1e12
+
+
+@contextlib.contextmanager
+def tf32(enabled: bool):
+    """TF32 matmuls and convolutions inside the block (Ampere and newer GPUs; no effect elsewhere), and
+    the process's previous setting after it."""
+    import torch
+
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+def compile_check(device: str, backend: str = "inductor") -> dict:
+    """Can ``torch.compile`` build and run kernels on ``device``? Lesson 04 compiles its model on a GPU,
+    and inductor needs a C++ compiler (and Triton on a GPU) to do it: this finds out in seconds instead
+    of at the first pretraining step. Returns {"compiles", "seconds", "error"}."""
+    import time
+
+    import torch
+
+    def scaled_gelu(x):
+        return torch.nn.functional.gelu(x) * 2.0
+
     start = time.perf_counter()
-    for _ in range(repeats):
-        torch.matmul(a, b)
-    if device == "cuda":
-        torch.cuda.synchronize()
-    seconds = time.perf_counter() - start
-    return 2 * size ** 3 * repeats / seconds / 1e12
+    try:
+        x = torch.randn(64, 64, device=device)
+        compiled = torch.compile(scaled_gelu, backend=backend, fullgraph=True)
+        ok = torch.allclose(compiled(x), scaled_gelu(x), atol=1e-5)
+        error = "" if ok else "the compiled function gave other values than the eager one"
+    except Exception as exc:  # noqa: BLE001 - any failure to build is the answer
+        ok, error = False, " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+    return {"compiles": bool(ok), "seconds": round(time.perf_counter() - start, 2), "error": error}
 
 
 class DropMessages(logging.Filter):
@@ -218,19 +278,3 @@ def training_flops(parameters: int, tokens: int) -> float:
     embedding lookups are left out; count N without the embedding matrix.
     """
     return 6.0 * parameters * tokens
-
-
-def peak_memory() -> tuple[float, str]:
-    """(MiB, what was measured): the CUDA allocator's peak on a GPU, else the process's peak RSS.
-
-    The process figure counts everything since the process started (Python, libraries, data),
-    which is why lesson 02 runs each fine-tune in a process of its own.
-    """
-    import resource
-
-    import torch
-
-    if torch.cuda.is_available():
-        return torch.cuda.max_memory_allocated() / 2**20, "cuda_max_allocated"
-    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux (bytes on macOS)
-    return (kib / 2**10 if platform.system() == "Linux" else kib / 2**20), "process_peak_rss"

@@ -14,7 +14,8 @@ Every ``log_every`` steps it prints a line in nanoT5's shape:
 and writes the same figures to TensorBoard (``<output_dir>/tensorboard``). The batches are made
 in ``data_workers`` DataLoader processes (``pretrain_data.py``). A run can be stopped and resumed
 from its last checkpoint (``--resume true``), which keeps the data workers' positions too, and
-continues exactly where it was.
+continues exactly where it was; ``--resume auto`` resumes when there is a complete checkpoint and
+starts afresh when there is none (what a requeued job script wants).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from itertools import islice
 from pathlib import Path
 
 from .configs import InputError, argument_parser, checked_replace, run_command
-from .hardware import check_precision, quiet_library_notices, resolve_precision
+from .hardware import check_precision, quiet_library_notices, resolve_precision, tf32
+from .memory import choose_accumulation, gpu_gib, reset_peak_memory, rows_that_fit
 from .models import load_seq2seq_model, load_tokenizer, model_options, seq2seq_from_config
 from .offline import MissingAssetError
 from .optim import build_optimizer, build_scheduler
@@ -67,14 +69,19 @@ class PretrainConfig:
     final_learning_rate: float = 1e-5      # the cosine's floor
     grad_clip: float = 1.0                 # the gradients' global L2 norm is cut to this before each step
     precision: str = "auto"                # "auto": bf16 where the GPU supports it, else fp32; never fp16
-    tf32: bool = True                      # TF32 matmuls on Ampere+ GPUs (no effect elsewhere)
+    tf32: bool = True                      # TF32 matmuls on Ampere+ GPUs during the run (no effect elsewhere)
     compile: bool = True                   # torch.compile on a GPU (nanoT5's fastest setting with bf16); skipped on a CPU
+    # torch.compile's backend. On a CPU only another backend than inductor compiles (e.g. "aot_eager", which
+    # builds no kernels: the tests use it); inductor's CPU kernels cost more to build than they save here.
+    compile_backend: str = "inductor"
     log_every: int = 100                   # steps between progress lines (and TensorBoard points)
     eval_every: int = 5000                 # 0: evaluate only at the start and the end
     eval_batches: int = 100                # held-out micro-batches per evaluation
     checkpoint_every: int = 5000           # 0: a checkpoint only at the end; 5,000 steps are about 45 min on an A100
     keep_checkpoints: int = 2              # the newest complete checkpoints kept under <output_dir>/checkpoints
-    resume: bool = False                   # continue from the newest complete checkpoint
+    # true: continue from the newest complete checkpoint (an error when there is none); auto: continue
+    # from it when there is one, else start afresh (a requeued job); false: start afresh
+    resume: bool | str = False
     stop_at_step: int = 0                  # 0: run to total_steps; else stop there (checkpointed), e.g. at a job's time limit
     seed: int = 2137                       # the random weights, the data order and the noise masks (nanoT5's seed)
     attn_implementation: str | None = None  # None: the library default (SDPA); "eager" on small CPUs
@@ -88,54 +95,33 @@ class PretrainResult:
     train_losses: list[tuple[int, float]] = field(default_factory=list)   # (step, mean loss since last log)
     eval_nll: dict[int, float] = field(default_factory=dict)              # step -> held-out NLL per target token
     eval_nll_other_input: dict[int, float] = field(default_factory=dict)  # the same, each row given another row's input
-    seconds_per_step: float = float("nan")
+    seconds_per_step: float = float("nan")                                # over the timed steps, all jobs
     model_dir: str = ""
     processes: int = 1
     gradient_accumulation_steps: int = 1
-    train_seconds: float = 0.0                                            # wall time of the training steps, all jobs
+    train_seconds: float = 0.0                                            # wall time of the timed steps, all jobs
+    timed_steps: int = 0                                                  # every step but each job's first
+    first_step_seconds: list[float] = field(default_factory=list)         # each job's first step: compiling, warm-up
     stopped_by: str = ""                                                  # "SIGTERM" or "SIGUSR1" when a signal stopped it
     first_batch_checksums: list[int] = field(default_factory=list)        # one per process: are shards distinct?
 
 
-# Activation memory of one row for T5 v1.1 base at 512 inputs / 114 targets in bf16: about 0.45 GiB
-# (58 GiB for 128 rows, inside the 50-80 GB this project estimated for a batch of 128).
-# It scales with the model's size and the row's length. An estimate: the GPU rehearsal measures
-# the real peak, and gradient_accumulation_steps can always be set by hand.
-ROW_GIB_T5_BASE, T5_BASE_PARAMETERS, T5_BASE_TOKENS = 0.45, 247_577_856, 512 + 114
+def resolve_accumulation(config: PretrainConfig, world_size: int, parameters: int,
+                         precision: str = "bf16") -> PretrainConfig:
+    """``config`` with gradient_accumulation_steps chosen from the GPU's memory when it is 0
+    (``memory.rows_that_fit``), so every GPU runs the same global batch.
 
-
-def rows_that_fit(gpu_gib: float, parameters: int, tokens_per_row: int) -> int:
-    """Rows per forward pass that fit in ``gpu_gib``: 90 % of it, less 16 bytes per parameter of
-    model states (weights, gradients, Adam's two moments, all fp32), shared by the activations."""
-    states_gib = 16 * parameters / 2**30
-    per_row = ROW_GIB_T5_BASE * (parameters / T5_BASE_PARAMETERS) * (tokens_per_row / T5_BASE_TOKENS)
-    return max(int((0.9 * gpu_gib - states_gib) / per_row), 1)
-
-
-def choose_accumulation(batch_size: int, world_size: int, fitting_rows: int) -> int:
-    """The fewest accumulation steps (a divisor of the per-process batch) whose micro-batch fits."""
-    per_process = batch_size // world_size
-    for steps in range(1, per_process + 1):
-        if per_process % steps == 0 and per_process // steps <= fitting_rows:
-            return steps
-    return per_process
-
-
-def resolve_accumulation(config: PretrainConfig, world_size: int, parameters: int) -> PretrainConfig:
-    """``config`` with gradient_accumulation_steps chosen from the GPU's memory when it is 0.
-
-    For example, batch 128 of T5 v1.1 base on one GPU: 24 GB -> 4 steps of 32 rows, 40 or 48 GB -> 2 of 64,
-    80 GB -> 1 of 128, so every GPU runs the same global batch.
+    For example, batch 128 of T5 v1.1 base on one GPU in bf16: 24 GB -> 8 steps of 16 rows, 40 GB -> 4 of 32,
+    48 GB -> 2 of 64, 80 GB -> 1 of 128; in fp32 on a 16 GB V100 or T4: 16 steps of 8 rows.
+    A step that still runs out of memory doubles the accumulation (see ``_train``).
     """
-    import torch
-
     if config.gradient_accumulation_steps:
         return config
-    if not torch.cuda.is_available():
+    gib = gpu_gib()
+    if not gib:
         return dataclasses.replace(config, gradient_accumulation_steps=1)
-    gib = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory / 2**30
     tokens = config.input_length + collator_lengths(config)[1]
-    steps = choose_accumulation(config.batch_size, world_size, rows_that_fit(gib, parameters, tokens))
+    steps = choose_accumulation(config.batch_size, world_size, rows_that_fit(gib, parameters, tokens, precision))
     return dataclasses.replace(config, gradient_accumulation_steps=steps)
 
 
@@ -160,6 +146,17 @@ def check_config(config: PretrainConfig, world_size: int) -> None:
                          f"and {config.shuffle_block}.")
     if not 0 <= config.warmup_steps <= config.total_steps:
         raise InputError(f"warmup_steps {config.warmup_steps} must lie between 0 and total_steps {config.total_steps}.")
+    if config.resume not in RESUME_CHOICES:
+        raise InputError(f"resume must be true, false or auto, got {config.resume!r}.")
+
+
+RESUME_CHOICES = (True, False, "auto")
+
+
+def compiles(config: PretrainConfig, device) -> bool:
+    """Whether the run compiles its model: on a GPU when ``compile`` says so; on a CPU only with a backend
+    other than inductor (compiling inductor's CPU kernels costs more than it saves at these sizes)."""
+    return config.compile and (device.type == "cuda" or config.compile_backend != "inductor")
 
 
 def build_model(config: PretrainConfig):
@@ -333,15 +330,22 @@ def maybe_save_checkpoint(accelerator, config: PretrainConfig, step: int, result
         save_checkpoint(accelerator, config, step, result, loader)
 
 
-def maybe_resume(accelerator, config: PretrainConfig, result: PretrainResult, loader) -> int:
+def maybe_resume(accelerator, config: PretrainConfig, result: PretrainResult, loader, echo=print) -> int:
     """The step to start from: 0, or the newest complete checkpoint's step (its state, the data
-    stream's position and the run's history restored)."""
+    stream's position and the run's history restored). With ``resume="auto"`` a folder without a
+    complete checkpoint (none yet, or only one a kill left half-written) means a fresh start; it says which."""
     if not config.resume:
         return 0
     found = complete_checkpoints(config)
+    if not found and config.resume == "auto":
+        if accelerator.is_main_process:
+            echo(f"resume auto: no complete checkpoint in {checkpoints_dir(config)}; starting from step 0")
+        return 0
     if not found:
         raise FileNotFoundError(f"resume=True but {checkpoints_dir(config)} holds no complete checkpoint; "
-                                "start without resume.")
+                                "start without resume, or resume auto to start afresh when there is none.")
+    if config.resume == "auto" and accelerator.is_main_process:
+        echo(f"resume auto: resuming from {found[-1]}")
     accelerator.load_state(str(found[-1]))
     data_state = data_state_file(found[-1], accelerator.process_index)
     if not data_state.exists():
@@ -351,6 +355,7 @@ def maybe_resume(accelerator, config: PretrainConfig, result: PretrainResult, lo
     progress = json.loads((found[-1] / "progress.json").read_text())
     saved = result_from_json(progress["result"])
     result.train_losses, result.train_seconds = saved.train_losses, saved.train_seconds
+    result.timed_steps, result.first_step_seconds = saved.timed_steps, saved.first_step_seconds
     result.eval_nll, result.eval_nll_other_input = saved.eval_nll, saved.eval_nll_other_input
     return progress["step"]
 
@@ -400,6 +405,11 @@ class StopSignals:
 
 def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
     """Run (or resume) pretraining; return the losses, held-out NLLs and the saved model's folder."""
+    with tf32(config.tf32):  # for this run only: the process's own setting afterwards
+        return _pretrain(config, echo)
+
+
+def _pretrain(config: PretrainConfig, echo) -> PretrainResult:
     import torch
     from accelerate import Accelerator
 
@@ -409,12 +419,10 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
                               project_dir=config.output_dir)
     rank, world = accelerator.process_index, accelerator.num_processes
     check_config(config, world)
-    if torch.cuda.is_available():
-        torch.backends.cuda.matmul.allow_tf32 = config.tf32
-        torch.backends.cudnn.allow_tf32 = config.tf32
+    reset_peak_memory()  # this run's peak, not an earlier one's
     tokenizer = load_tokenizer(config.model_name)
     model = initial_model(config)
-    config = resolve_accumulation(config, world, model.num_parameters())
+    config = resolve_accumulation(config, world, model.num_parameters(), precision)
     check_config(config, world)
     if accelerator.is_main_process:
         echo(f"{config.batch_size} rows per step = {micro_batch_size(config, world)} per forward pass "
@@ -426,29 +434,33 @@ def pretrain(config: PretrainConfig, echo=print) -> PretrainResult:
     # The scheduler is stepped here once per optimizer step; Accelerate would step it once per process.
     model, optimizer = accelerator.prepare(model, optimizer)
     accelerator.register_for_checkpointing(scheduler)
-    if config.compile and accelerator.device.type == "cuda":  # on a CPU compiling costs more than it saves
-        model = torch.compile(model)
+    if compiles(config, accelerator.device):
+        # Dynamo keeps the compiled versions of earlier runs' models, freed or not, and every prepared model
+        # shares Accelerate's forward wrapper: after 8 versions (recompile_limit) new ones silently run eager.
+        torch._dynamo.reset()
+        model = torch.compile(model, backend=config.compile_backend)
     result = PretrainResult(steps=0, processes=world, gradient_accumulation_steps=config.gradient_accumulation_steps)
     # Not accelerator.prepare(loader): each process already reads its own share of the documents.
     loader = batch_loader(corrupted_batches(config, tokenizer, "train", config.seed, rank, world),
                           config.data_workers, pin_memory=accelerator.device.type == "cuda")
-    start_step = maybe_resume(accelerator, config, result, loader)
+    start_step = maybe_resume(accelerator, config, result, loader, echo)
     accelerator.init_trackers("tensorboard")
     batches = start_batches(loader)  # the workers start here, from the restored position
     held_out = held_out_batches(config, tokenizer, rank, world)
-    micro_batch = micro_batch_size(config, world)
     result.steps = start_step
     if start_step == 0:
-        evaluate(model, accelerator, held_out, 0, result, micro_batch)
+        evaluate(model, accelerator, held_out, 0, result, micro_batch_size(config, world))
     try:
         with StopSignals() as signals:
             result = _train(config, accelerator, model, optimizer, scheduler, loader, batches, held_out, start_step,
                             result, echo, signals)
     finally:
         stop_batches(loader)
+    # A step that ran out of memory doubled the accumulation: the run's config says what it trained with.
+    config = dataclasses.replace(config, gradient_accumulation_steps=result.gradient_accumulation_steps)
     if not result.stopped_by:  # a stopped run has its checkpoint; the model is saved at the end
         if result.steps == config.total_steps and config.total_steps not in result.eval_nll:
-            evaluate(model, accelerator, held_out, config.total_steps, result, micro_batch)  # resumed, no steps left
+            evaluate(model, accelerator, held_out, config.total_steps, result, micro_batch_size(config, world))
         result.model_dir = _save_model(accelerator, model, tokenizer, config)
         if accelerator.is_main_process:
             write_result(config, result)
@@ -483,49 +495,76 @@ def finished_run(output_dir: str | os.PathLike, model_name: str | None = None) -
     return config, result
 
 
+def train_step(accelerator, model, batch: dict, micro_batch: int):
+    """Forward and backward over ``batch`` (this process's rows of one step) in micro-batches of
+    ``micro_batch`` rows, gradients summed, synchronised between processes at the last one; the mean loss."""
+    parts = [{k: v.to(accelerator.device, non_blocking=True) for k, v in part.items()}
+             for part in split_rows(batch, micro_batch)]
+    step_loss = 0.0
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        with contextlib.nullcontext() if last else accelerator.no_sync(model):
+            loss = model(**part).loss / len(parts)
+            accelerator.backward(loss)
+        step_loss += loss.detach()
+    return step_loss
+
+
+def fitting_train_step(accelerator, model, optimizer, batch: dict, micro_batch: int, echo) -> tuple:
+    """(loss, micro_batch): ``train_step``, and when a micro-batch runs out of GPU memory in a single
+    process, the same batch again in micro-batches half as large (twice the accumulation), saying so."""
+    import torch
+
+    while True:
+        try:
+            return train_step(accelerator, model, batch, micro_batch), micro_batch
+        except torch.OutOfMemoryError as error:
+            optimizer.zero_grad(set_to_none=True)
+            if accelerator.num_processes > 1 or micro_batch < 2 or micro_batch % 2:
+                # Other processes cannot learn of it without a collective: stop with what to set.
+                raise RuntimeError(f"Out of GPU memory with {micro_batch} rows per forward pass; rerun with "
+                                   "--gradient-accumulation-steps set to twice the accumulation above.") from error
+            del error  # its traceback holds the step's activations
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+            micro_batch //= 2
+            echo(f"Out of GPU memory: accumulating twice as many micro-batches of {micro_batch} rows from now on.")
+
+
 def _train(config, accelerator, model, optimizer, scheduler, loader, batches, held_out, start_step, result, echo,
            signals):
     import torch
 
     model.train()
-    window_losses, window_start = [], time.perf_counter()
-    first = True
+    window_losses, window_seconds = [], []
     last_step = config.stop_at_step or config.total_steps
     micro_batch = micro_batch_size(config, accelerator.num_processes)
+    per_process = config.batch_size // accelerator.num_processes
     result.steps = start_step
     for step in range(start_step + 1, last_step + 1):
         step_start = time.perf_counter()
-        step_loss = 0.0
-        batch = next(batches)  # this process's rows of the step: (batch_size / processes, input_length) ...
-        # ... split into gradient_accumulation_steps micro-batches of micro_batch rows
-        parts = [{k: v.to(accelerator.device, non_blocking=True) for k, v in part.items()}
-                 for part in split_rows(batch, micro_batch)]
-        if first:
-            result.first_batch_checksums = _gathered_checksum(accelerator, parts[0]["input_ids"])
-            first = False
-        for index, part in enumerate(parts):
-            last = index == len(parts) - 1
-            with contextlib.nullcontext() if last else accelerator.no_sync(model):
-                loss = model(**part).loss / len(parts)
-                accelerator.backward(loss)
-            step_loss += loss.detach()
+        batch = next(batches)  # this process's rows of the step: (batch_size / processes, input_length)
+        if step == start_step + 1:
+            result.first_batch_checksums = _gathered_checksum(accelerator, batch["input_ids"][:micro_batch])
+        step_loss, micro_batch = fitting_train_step(accelerator, model, optimizer, batch, micro_batch, echo)
+        result.gradient_accumulation_steps = per_process // micro_batch
         grad_norm = accelerator.clip_grad_norm_(model.parameters(), config.grad_clip)
         optimizer.step()
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
-        result.steps, result.train_seconds = step, result.train_seconds + time.perf_counter() - step_start
+        seconds = time.perf_counter() - step_start
+        # A job's first step compiles the training graph and warms the kernels up: timed apart.
+        if step == start_step + 1:
+            result.first_step_seconds.append(seconds)
+        else:
+            result.train_seconds, result.timed_steps = result.train_seconds + seconds, result.timed_steps + 1
+            window_seconds.append(seconds)
+        result.steps = step
         window_losses.append(step_loss)
         if step % config.log_every == 0 or step == last_step:
-            loss_mean = accelerator.reduce(torch.stack(window_losses).mean(), "mean").item()
-            seconds = (time.perf_counter() - window_start) / len(window_losses)
-            figures = {"train/loss": loss_mean, "train/grad_l2": float(grad_norm), "train/lr": scheduler.get_last_lr()[0],
-                       "train/weights_l2": weights_l2(model), "train/seconds_per_step": seconds}
-            accelerator.log(figures, step=step)
-            if accelerator.is_main_process:
-                echo(log_line(step, config.total_steps, loss_mean, figures["train/grad_l2"], figures["train/weights_l2"],
-                              figures["train/lr"], seconds))
-            result.train_losses.append((step, loss_mean))
-            window_losses, window_start = [], time.perf_counter()
+            maybe_log(config, accelerator, step, window_losses, window_seconds or [seconds], grad_norm, scheduler,
+                      model, result, echo)
+            window_losses, window_seconds = [], []
         if (config.eval_every and step % config.eval_every == 0) or step == config.total_steps:
             evaluate(model, accelerator, held_out, step, result, micro_batch)
         if signals.requested(accelerator):
@@ -533,12 +572,29 @@ def _train(config, accelerator, model, optimizer, scheduler, loader, batches, he
             path = save_checkpoint(accelerator, config, step, result, loader)
             if accelerator.is_main_process:
                 echo(f"Stopped by {result.stopped_by} after step {step} of {config.total_steps}; checkpoint {path}. "
-                     "Resume with the same command and --resume true.")
+                     "Resume with the same command and --resume true (or auto).")
             break
         maybe_save_checkpoint(accelerator, config, step, result, loader, force=step == last_step)
-    # Over every job of the run: a resumed run counts the steps and seconds of the jobs before it.
-    result.seconds_per_step = result.train_seconds / result.steps if result.steps else float("nan")
+    # Over every job of the run, each job's first step left out; a run of first steps only has only those.
+    timed = (result.train_seconds, result.timed_steps) if result.timed_steps else \
+        (sum(result.first_step_seconds), len(result.first_step_seconds))
+    result.seconds_per_step = timed[0] / timed[1] if timed[1] else float("nan")
     return result
+
+
+def maybe_log(config, accelerator, step: int, losses: list, seconds: list[float], grad_norm, scheduler, model,
+              result: PretrainResult, echo) -> None:
+    """The window's mean loss and seconds per step (its timed steps) to TensorBoard, the log and ``result``."""
+    import torch
+
+    loss_mean = accelerator.reduce(torch.stack(losses).mean(), "mean").item()
+    figures = {"train/loss": loss_mean, "train/grad_l2": float(grad_norm), "train/lr": scheduler.get_last_lr()[0],
+               "train/weights_l2": weights_l2(model), "train/seconds_per_step": sum(seconds) / len(seconds)}
+    accelerator.log(figures, step=step)
+    if accelerator.is_main_process:
+        echo(log_line(step, config.total_steps, loss_mean, figures["train/grad_l2"], figures["train/weights_l2"],
+                      figures["train/lr"], figures["train/seconds_per_step"]))
+    result.train_losses.append((step, loss_mean))
 
 
 def _finish_trackers(accelerator) -> None:

@@ -26,6 +26,11 @@ def guarded_env(log: Path, **extra) -> dict:
 
 
 def pytest_configure(config):
+    from course_utils.environment import one_gpu
+
+    # Before anything starts CUDA: on a node with several GPUs the Trainer would wrap DataParallel and
+    # multiply the batch, and the step times would be DataParallel's. The notebooks keep one GPU too.
+    one_gpu()
     work = Path(tempfile.mkdtemp(prefix="course-tests-"))
     log = work / "network-attempts.log"
     config._course_netguard_log = log
