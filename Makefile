@@ -4,6 +4,9 @@
 #   make test-fast the unit tests without subprocess launches, notebooks or pretraining runs (under 3 minutes)
 #   make rehearse the full profile at full size on this machine: prefetch from a Hub server on
 #                 127.0.0.1 (olah), then an offline `course run --profile full --quick`
+#   make wheels   (where pip reaches an index) the packages a bare GPU node lacks, as wheels in .whl/
+#   make gpu-check OUT=folder   (on the GPU node) the GPU check with the node's own python3 and .whl/
+#   make gpu-check-rehearsal    the GPU check, tiny, in a venv like such a node (.venv-node) here
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
@@ -14,7 +17,8 @@ STAMP := $(VENV)/.installed
 HUB_VENV := .venv-hub
 HUB_STAMP := $(HUB_VENV)/.installed
 
-.PHONY: course test test-fast install hub-venv rehearse benchmark clean-outputs
+.PHONY: course test test-fast install hub-venv rehearse benchmark clean-outputs wheels gpu-check node-venv \
+	gpu-check-rehearsal
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || \
@@ -39,8 +43,11 @@ rehearse: $(STAMP) $(HUB_STAMP)
 course: $(STAMP)
 	$(BIN)/course run --profile smoke
 
+# nbval's flags here, not in pyproject.toml: pytest alone must run tests/test_gpu.py on a bare GPU node.
+NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=900
+
 test: $(STAMP) $(HUB_STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(NBVAL)
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest tests -m "not slow and not gpu"
@@ -50,3 +57,39 @@ benchmark: $(STAMP)
 
 clean-outputs:
 	rm -rf outputs
+
+# The GPU check on a node without an index or the Hub (benchmarks/gpu_check.py). Its python3 has a CUDA
+# torch; what it lacks travels as wheels for CPython 3.12 on x86-64 Linux, built or downloaded here.
+WHEELS := .whl
+NODE_PYTHON ?= python3
+OUT ?= gpu-check
+WHEEL_PLATFORMS := $(foreach p,manylinux_2_28_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64 manylinux_2_5_x86_64 \
+	manylinux1_x86_64,--platform $(p))
+
+wheels: $(STAMP)
+	rm -rf $(WHEELS) && mkdir -p $(WHEELS)
+	$(BIN)/python -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+	  $(WHEEL_PLATFORMS) -d $(WHEELS) -r benchmarks/gpu_wheels.txt
+	DS_BUILD_OPS=0 $(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation -w $(WHEELS) \
+	  "$$(grep -o 'deepspeed==[0-9.]*' pyproject.toml)"
+	$(BIN)/python benchmarks/gpu_check.py --list-wheels $(WHEELS)
+
+gpu-check:
+	@if ls $(WHEELS)/*.whl >/dev/null 2>&1; then \
+	  $(NODE_PYTHON) -m pip install --quiet --no-index --no-deps --no-compile --upgrade --target $(WHEELS)/site \
+	    $(WHEELS)/*.whl; \
+	else echo "no wheels in $(WHEELS)/ (make wheels, where pip reaches an index): using $(NODE_PYTHON)'s packages"; fi
+	PYTHONPATH="$(CURDIR)/$(WHEELS)/site$${PYTHONPATH:+:$$PYTHONPATH}" $(NODE_PYTHON) benchmarks/gpu_check.py \
+	  --out $(OUT) $(GPU_CHECK_FLAGS)
+
+# A venv like a bare GPU node's Python (benchmarks/gpu_node.txt), to rehearse the check here.
+NODE_VENV := .venv-node
+$(NODE_VENV)/.installed: benchmarks/gpu_node.txt
+	test -x $(NODE_VENV)/bin/python || $$(command -v python3.12) -m venv $(NODE_VENV)
+	$(NODE_VENV)/bin/python -m pip install --quiet -r benchmarks/gpu_node.txt
+	touch $@
+
+node-venv: $(NODE_VENV)/.installed
+
+gpu-check-rehearsal: node-venv wheels
+	$(MAKE) gpu-check NODE_PYTHON=$(CURDIR)/$(NODE_VENV)/bin/python OUT=$(OUT) GPU_CHECK_FLAGS="--tiny $(GPU_CHECK_FLAGS)"

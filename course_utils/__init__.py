@@ -13,9 +13,10 @@ floors: a module imports only modules on the floors below its own (tests/test_re
 - ``rouge``           ROUGE-1/2/L/Lsum, sentence splitting
 - ``optim``           AdamW with RMS scaling, Adafactor, the cosine and inverse-square-root schedules
 - ``span_corruption`` T5's span-corruption objective
+- ``memory``          how many rows fit in GPU memory, and each run's peak memory
 2. Settings and the machine:
 - ``profiles``        the smoke and full profiles: model names, data sources, each lesson's settings
-- ``hardware``        device, GPU memory, precision (the one rule), library versions
+- ``hardware``        device, precision (the one rule), library versions, matmul rate, TF32, compile check
 - ``hub``             the Hugging Face cache: prefetch and what is there offline
 - ``standins``        tiny stand-in models built from configs, saved and loaded by path
 - ``sentiment``       IMDB as text-to-text: label words, checks, classification, accuracy

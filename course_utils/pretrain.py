@@ -533,8 +533,6 @@ def fitting_train_step(accelerator, model, optimizer, batch: dict, micro_batch: 
 
 def _train(config, accelerator, model, optimizer, scheduler, loader, batches, held_out, start_step, result, echo,
            signals):
-    import torch
-
     model.train()
     window_losses, window_seconds = [], []
     last_step = config.stop_at_step or config.total_steps

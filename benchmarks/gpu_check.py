@@ -1,0 +1,455 @@
+"""The GPU check: what a first full run needs to know, measured on a GPU node in one command.
+
+    make gpu-check OUT=gpu-check              # on the node: its own python3, the wheels of `make wheels`
+    python3 benchmarks/gpu_check.py --out DIR # the same, with the wheels already on PYTHONPATH
+    python3 benchmarks/gpu_check.py --out DIR --tiny   # every part at toy sizes on the stand-ins (CPU; a test)
+
+It needs no package index, no Hub and no venv: the models are built at full size from their published
+configs with seeded random weights, and their tokenizers are trained on ``data/`` (as the rehearsal's
+Hub copies are). The parts, in order, each in a process of its own under its own time limit:
+
+1. ``environment``: versions, ``nvidia-smi``, native bf16, whether torch.compile builds kernels here
+2. ``assets``: the four models' configs and tokenizers (full sizes only; --tiny uses the stand-ins)
+3. ``gpu_tests``: ``pytest tests/test_gpu.py`` (on a CPU they skip, saying why)
+4. ``matmul``: the bf16 matmul rate at 8192³, a size that measures the card
+5. ``finetune_step``: lesson 01's Seq2SeqTrainer step, t5-small, 16 x 512
+6. ``pretrain_step``: lesson 04's ``pretrain`` at 128 rows x 512 / 114, bf16, compile and the accumulation
+   it picks; the peak memory per micro-batch row, to calibrate ``memory.ROW_GIB_T5_BASE``
+7. ``decoding``: one decoding step of t5-small and t5-base (beam 4) and of GPT-2 ("TL;DR:", greedy)
+
+Every process sees one GPU (the first), as the notebooks do. ``DIR/gpu_check.json`` is rewritten after
+each part, so a part that fails or runs out of time costs only itself; a table is printed at the end.
+With ``--record``, a run on a GPU becomes the "gpu_check" section of benchmarks/RESULTS.md, and
+benchmarks/full_run_cost.py then uses its step times. On one H100 the whole check takes under 6 minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+for folder in (ROOT, ROOT / "tests" / "rehearsal"):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+# Seconds each part may take on a GPU, 345 in all: the whole check fits in 6 minutes with process starts.
+LIMITS = {"environment": 30, "assets": 20, "gpu_tests": 90, "matmul": 15, "finetune_step": 40,
+          "pretrain_step": 110, "decoding": 40}
+BUDGET = 355
+RESULT = "gpu_check.json"
+ARTICLES = 8  # lesson 03's generation batch: one batch of articles per model
+
+
+def sizes(tiny: bool) -> dict:
+    """Models and sizes of each part: the full profile's, or toys on the stand-ins."""
+    if tiny:
+        return dict(models={"t5_small": "standin:t5-small", "t5_base": "standin:t5-base", "gpt2": "standin:gpt2",
+                            "t5_v1_1_base": "standin:t5-v1_1-base"},
+                    matmul_size=256, matmul_seconds=0.2, finetune=dict(batch_size=2, length=16, steps=3),
+                    pretrain=dict(batch_size=4, input_length=32, steps=3, gradient_accumulation_steps=2),
+                    new_tokens=4)
+    return dict(models={key: str(assets_dir_name(name)) for key, name in ASSET_NAMES.items()},
+                matmul_size=None, matmul_seconds=1.0, finetune=dict(batch_size=16, length=512, steps=6),
+                pretrain=dict(batch_size=128, input_length=512, steps=6, gradient_accumulation_steps=0),
+                new_tokens=80)
+
+
+ASSET_NAMES = {"t5_small": "t5-small", "t5_base": "t5-base", "gpt2": "gpt2", "t5_v1_1_base": "google/t5-v1_1-base"}
+
+
+def assets_dir_name(name: str) -> Path:
+    return Path(os.environ.get("GPU_CHECK_ASSETS", "assets")) / name.replace("/", "--")
+
+
+# The parts. Each returns a dict of figures; the driver runs it in a fresh process. ---------------------
+
+def part_environment(tiny: bool) -> dict:
+    import torch
+
+    from course_utils.hardware import compile_check, describe_device, library_versions, native_bf16
+
+    device = describe_device()
+    versions = library_versions(("torch", "transformers", "accelerate", "datasets", "torchdata", "deepspeed",
+                                 "tokenizers", "huggingface_hub", "safetensors", "numpy", "pytest"))
+    versions.update(python=platform.python_version(), torch_runtime=torch.__version__, cuda=torch.version.cuda or "")
+    smi = "not found"
+    if shutil.which("nvidia-smi"):
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version,compute_cap",
+                              "--format=csv,noheader"], capture_output=True, text=True, timeout=20).stdout.strip()
+    return {"device": device, "versions": versions, "nvidia_smi": smi, "native_bf16": native_bf16(),
+            "visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", ""), "compile": compile_check(device["device"])}
+
+
+def part_assets(tiny: bool) -> dict:
+    """Each model's published config and a tokenizer of its published size, trained on data/ (no weights)."""
+    from hub_repos import write_model_files
+
+    from course_utils.standins import corpus_files, iter_corpus
+
+    if tiny:
+        return {"models": "stand-ins (built on first use)"}
+    texts = list(iter_corpus(corpus_files()))
+    for name in ASSET_NAMES.values():
+        folder = assets_dir_name(name)
+        if not (folder / "config.json").exists():
+            write_model_files(name, folder, texts)
+    return {"models": {key: str(assets_dir_name(name)) for key, name in ASSET_NAMES.items()}}
+
+
+def part_gpu_tests(tiny: bool) -> dict:
+    """tests/test_gpu.py with pytest alone (no plugins the node may lack), its counts from the JUnit file."""
+    import xml.etree.ElementTree as ET
+
+    report = Path(tempfile.mkdtemp()) / "gpu_tests.xml"
+    done = subprocess.run([sys.executable, "-m", "pytest", "tests/test_gpu.py", "-q", "-p", "no:cacheprovider",
+                           f"--junitxml={report}"], cwd=ROOT, capture_output=True, text=True)
+    suite = ET.parse(report).getroot()
+    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    counts = {key: int(suite.get(key, 0)) for key in ("tests", "failures", "errors", "skipped")}
+    failed = []
+    for case in suite.iter("testcase"):
+        problem = case.find("failure") if case.find("failure") is not None else case.find("error")
+        if problem is not None:
+            failed.append(f"{case.get('name')}: {(problem.get('message') or '')[:300]}")
+    skipped = sorted({(case.find("skipped").get("message") or "")[:120] for case in suite.iter("testcase")
+                      if case.find("skipped") is not None})
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"pytest exited with {done.returncode}: {done.stdout[-1500:]}{done.stderr[-1500:]}")
+    return {**counts, "passed": counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"],
+            "failed": failed, "skip_reasons": skipped, "ok": done.returncode == 0}
+
+
+def part_matmul(tiny: bool) -> dict:
+    from course_utils.hardware import MATMUL_SIZE, describe_device, matmul_tflops
+
+    device = describe_device()
+    dtype = "bfloat16" if device["bf16_supported"] else "float32"
+    size = sizes(tiny)["matmul_size"] or MATMUL_SIZE[device["device"]]
+    return {"device": device["device"], "dtype": dtype, "size": size,
+            "tflops": matmul_tflops(device["device"], dtype, size, min_seconds=sizes(tiny)["matmul_seconds"])}
+
+
+def part_finetune_step(tiny: bool) -> dict:
+    """Lesson 01's Trainer on batches of exactly ``length`` input tokens; the median step after the first."""
+    import numpy as np
+    from datasets import Dataset
+    from transformers import TrainerCallback
+
+    from course_utils.finetune import FinetuneConfig, answer_length, build_trainer, train
+    from course_utils.hardware import resolve_precision
+    from course_utils.models import load_tokenizer, model_options, seq2seq_from_config
+
+    shape, name = sizes(tiny)["finetune"], sizes(tiny)["models"]["t5_small"]
+
+    class StepClock(TrainerCallback):
+        def __init__(self):
+            self.ends = []
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self.ends.append(time.perf_counter())
+
+    with tempfile.TemporaryDirectory() as out:
+        config = FinetuneConfig(model_name=name, output_dir=out, per_device_batch_size=shape["batch_size"],
+                                num_train_epochs=1, warmup_fraction=0.0, group_by_length=False,
+                                logging_steps=shape["steps"], attn_implementation="eager" if tiny else None)
+        tokenizer = load_tokenizer(name)
+        model = seq2seq_from_config(name, **model_options(config.attn_implementation))
+        rows, length = shape["batch_size"] * shape["steps"], shape["length"]
+        inputs = np.random.default_rng(0).integers(3, len(tokenizer) - 100, size=(rows, length - 1)).tolist()
+        answer = tokenizer("positive").input_ids
+        assert len(answer) <= answer_length(tokenizer)
+        data = Dataset.from_dict({"input_ids": [ids + [tokenizer.eos_token_id] for ids in inputs],
+                                  "attention_mask": [[1] * length] * rows, "labels": [answer] * rows})
+        trainer = build_trainer(config, model, tokenizer, data)
+        clock = StepClock()
+        trainer.add_callback(clock)
+        start = time.perf_counter()
+        result = train(trainer)
+    gaps = [b - a for a, b in zip([start, *clock.ends], clock.ends)]
+    return {"model": name, "batch": f"{shape['batch_size']} x {length}", "precision": resolve_precision("auto"),
+            "steps": result.steps, "seconds_per_step": statistics.median(gaps[1:] or gaps),
+            "first_step_seconds": gaps[0], "peak_memory_mib": result.peak_memory_mib}
+
+
+def part_pretrain_step(tiny: bool) -> dict:
+    """``pretrain`` itself for a few steps of lesson 04's batch, and what its peak says per micro-batch row."""
+    from course_utils.hardware import resolve_precision
+    from course_utils.memory import ROW_GIB_T5_BASE, T5_BASE_PARAMETERS, T5_BASE_TOKENS, peak_memory
+    from course_utils.paths import data_dir
+    from course_utils.hardware import training_device
+    from course_utils.pretrain import compiles, pretrain, pretrain_config
+    from course_utils.profiles import get_profile
+
+    shape, name = sizes(tiny)["pretrain"], sizes(tiny)["models"]["t5_v1_1_base"]
+    with tempfile.TemporaryDirectory() as out:
+        config = pretrain_config(get_profile("full"), out, model_name=name, data_path=str(data_dir() / "c4"),
+                                 data_config=None, batch_size=shape["batch_size"], input_length=shape["input_length"],
+                                 gradient_accumulation_steps=shape["gradient_accumulation_steps"],
+                                 total_steps=shape["steps"], warmup_steps=1, log_every=1, eval_every=0,
+                                 eval_batches=1, checkpoint_every=0, data_workers=2 if not tiny else 0,
+                                 shuffle_block=1000, attn_implementation="eager" if tiny else None)
+        lines = []
+        result = pretrain(config, echo=lines.append)
+        peak_mib = peak_memory()[0]
+    parameters = result_parameters(config)
+    precision = resolve_precision(config.precision)
+    micro_rows = config.batch_size // result.gradient_accumulation_steps
+    states_gib = 16 * parameters / 2**30
+    tokens = config.input_length + collator_target_length(config)
+    rule = ROW_GIB_T5_BASE[precision] * (parameters / T5_BASE_PARAMETERS) * (tokens / T5_BASE_TOKENS)
+    return {"model": name, "parameters": parameters, "batch": f"{config.batch_size} x {config.input_length}",
+            "precision": precision, "compiled": compiles(config, training_device()), "steps": result.steps,
+            "gradient_accumulation_steps": result.gradient_accumulation_steps, "micro_batch_rows": micro_rows,
+            "out_of_memory_doublings": sum(line.startswith("Out of GPU memory") for line in lines),
+            "seconds_per_step": result.seconds_per_step, "first_step_seconds": result.first_step_seconds[0],
+            "peak_memory_mib": peak_mib, "model_states_gib": states_gib,
+            "peak_gib_per_micro_batch_row": (peak_mib / 1024 - states_gib) / micro_rows,
+            "rule_gib_per_row": rule}
+
+
+def result_parameters(config) -> int:
+    """Parameters of the run's model, counted on the meta device (no memory, no weights)."""
+    import torch
+
+    from course_utils.models import seq2seq_from_config
+
+    with torch.device("meta"):
+        return seq2seq_from_config(config.model_name, device="meta").num_parameters()
+
+
+def collator_target_length(config) -> int:
+    from course_utils.pretrain import collator_lengths
+
+    return collator_lengths(config)[1]
+
+
+def part_decoding(tiny: bool) -> dict:
+    """Milliseconds per decoding step with lesson 03's settings: one batch of 8 articles, every summary
+    forced to ``new_tokens`` tokens, after one warm-up batch."""
+    from course_utils.data import read_jsonl
+    from course_utils.models import load_tokenizer, seq2seq_from_config
+    from course_utils.paths import data_dir
+    from course_utils.summarize import summarize_gpt2, summarize_t5
+
+    chosen = sizes(tiny)
+    articles = [row["article"] for _, row in read_jsonl(data_dir() / "cnn_dailymail" / "test.jsonl")][:ARTICLES]
+    new = chosen["new_tokens"]
+    figures = {}
+    for key, label in (("t5_small", "t5-small, beam 4"), ("t5_base", "t5-base, beam 4"), ("gpt2", "gpt2, greedy")):
+        name = chosen["models"][key]
+        tokenizer = load_tokenizer(name)
+        model = causal_from_config(name) if key == "gpt2" else seq2seq_from_config(name)
+        write = summarize_gpt2 if key == "gpt2" else summarize_t5
+        write(model, tokenizer, articles[:2], max_new_tokens=4)  # warm-up: kernels, allocator
+        start = time.perf_counter()
+        write(model, tokenizer, articles, max_new_tokens=new, min_new_tokens=new, batch_size=ARTICLES)
+        synchronize()
+        seconds = time.perf_counter() - start
+        figures[label] = {"ms_per_step": 1000 * seconds / new, "batch": len(articles), "new_tokens": new}
+        del model
+    return figures
+
+
+def causal_from_config(name: str):
+    """A causal LM with ``name``'s architecture and seeded random weights, on the training device."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from course_utils.hardware import training_device
+    from course_utils.models import load_causal_lm, resolve_model
+
+    if name.startswith("standin:"):
+        return load_causal_lm(name)
+    torch.manual_seed(0)
+    return AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(resolve_model(name))).to(training_device())
+
+
+def synchronize() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+PARTS = {"environment": part_environment, "assets": part_assets, "gpu_tests": part_gpu_tests,
+         "matmul": part_matmul, "finetune_step": part_finetune_step, "pretrain_step": part_pretrain_step,
+         "decoding": part_decoding}
+
+
+# The driver: each part in a process of its own, results written as they come. ---------------------------
+
+def part_environment_variables(out: Path) -> dict:
+    """The parts' environment: one GPU, no Hub (an empty Hugging Face home), the repository importable."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_HOME=str(out / "hf"), GPU_CHECK_ASSETS=str(out / "assets"),
+               TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1")
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    env["CUDA_VISIBLE_DEVICES"] = "0" if visible is None else visible.split(",")[0].strip()
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def run_part(name: str, out: Path, tiny: bool, limit: float) -> dict:
+    """``name`` in a fresh process; {"status": ok|failed|timed out, "seconds", "figures" or "error"}."""
+    log = out / f"{name}.log"
+    command = [sys.executable, str(Path(__file__).resolve()), "--part", name, "--out", str(out)] + (["--tiny"] * tiny)
+    start = time.perf_counter()
+    with open(log, "w") as handle:
+        try:
+            done = subprocess.run(command, stdout=subprocess.PIPE, stderr=handle, text=True, cwd=ROOT,
+                                  env=part_environment_variables(out), timeout=limit)
+        except subprocess.TimeoutExpired:
+            return {"status": "timed out", "seconds": round(time.perf_counter() - start, 1),
+                    "error": f"over its {limit:.0f} s limit; see {log}"}
+    seconds = round(time.perf_counter() - start, 1)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode or not lines:
+        tail = " | ".join(log.read_text().strip().splitlines()[-3:])
+        return {"status": "failed", "seconds": seconds, "error": f"exit {done.returncode}: {tail[-600:]}"}
+    return {"status": "ok", "seconds": seconds, "figures": json.loads(lines[-1])}
+
+
+def run_check(out: Path, tiny: bool, only: list[str] | None = None, budget: float = BUDGET, echo=print) -> dict:
+    """Every part in order within ``budget`` seconds; ``out/gpu_check.json`` after each. Returns the results."""
+    out.mkdir(parents=True, exist_ok=True)
+    results = {"when": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "tiny": tiny, "parts": {}}
+    deadline = time.perf_counter() + budget
+    for name in only or list(PARTS):
+        left = deadline - time.perf_counter()
+        if left < 5:
+            results["parts"][name] = {"status": "not run", "seconds": 0, "error": "the check's time budget ran out"}
+        else:
+            echo(f"[gpu-check] {name} (limit {min(LIMITS[name], left):.0f} s) ...", flush=True)
+            results["parts"][name] = run_part(name, out, tiny, min(LIMITS[name] * (3 if tiny else 1), left))
+            echo(f"[gpu-check] {name}: {results['parts'][name]['status']} in {results['parts'][name]['seconds']} s",
+                 flush=True)
+        (out / RESULT).write_text(json.dumps(results, indent=1))
+    return results
+
+
+def table(results: dict) -> str:
+    """The figures a first full run asks about, one line each."""
+    parts = results["parts"]
+
+    def figures(name: str) -> dict | None:
+        return parts.get(name, {}).get("figures")
+
+    lines = [f"GPU check ({'tiny, stand-ins' if results['tiny'] else 'full sizes'}), {results['when']}:"]
+    if env := figures("environment"):
+        d, v = env["device"], env["versions"]
+        lines.append(f"  device: {d['device']} {d['gpu_name'] or d['cpu_name']} ({d['gpu_memory_gib']} GiB), "
+                     f"native bf16 {env['native_bf16']}, torch.compile builds kernels: {env['compile']['compiles']} "
+                     f"({env['compile']['seconds']} s){' - ' + env['compile']['error'] if env['compile']['error'] else ''}")
+        lines.append(f"  python {v['python']}, torch {v['torch_runtime']} (CUDA {v['cuda'] or '-'}), "
+                     f"transformers {v['transformers']}, accelerate {v['accelerate']}, datasets {v['datasets']}, "
+                     f"deepspeed {v['deepspeed']}")
+        lines.append(f"  nvidia-smi: {env['nvidia_smi']}")
+    if tests := figures("gpu_tests"):
+        lines.append(f"  gpu tests: {tests['passed']} passed, {len(tests['failed'])} failed, {tests['skipped']} skipped"
+                     + (f" ({'; '.join(tests['skip_reasons'])})" if tests["skip_reasons"] else ""))
+        lines += [f"    FAILED {failure}" for failure in tests["failed"]]
+    if mm := figures("matmul"):
+        lines.append(f"  matmul: {mm['tflops']:.1f} TFLOP/s ({mm['dtype']}, {mm['size']}^3 on {mm['device']})")
+    if ft := figures("finetune_step"):
+        lines.append(f"  lesson 01 fine-tune step: {ft['seconds_per_step']:.3f} s ({ft['model']}, {ft['batch']}, "
+                     f"{ft['precision']}; first step {ft['first_step_seconds']:.1f} s, peak {ft['peak_memory_mib']:.0f} MiB)")
+    if pt := figures("pretrain_step"):
+        lines.append(f"  lesson 04 pretraining step: {pt['seconds_per_step']:.3f} s ({pt['batch']}, {pt['precision']}, "
+                     f"compiled {pt['compiled']}, {pt['gradient_accumulation_steps']} x {pt['micro_batch_rows']} rows, "
+                     f"{pt['out_of_memory_doublings']} out-of-memory doublings; first step {pt['first_step_seconds']:.1f} s)")
+        lines.append(f"    peak {pt['peak_memory_mib'] / 1024:.1f} GiB = {pt['model_states_gib']:.1f} GiB model states + "
+                     f"{pt['peak_gib_per_micro_batch_row']:.3f} GiB per micro-batch row (the rule assumes "
+                     f"{pt['rule_gib_per_row']:.3f})")
+    if dec := figures("decoding"):
+        lines.append("  decoding: " + ", ".join(f"{label} {row['ms_per_step']:.1f} ms per step"
+                                                for label, row in dec.items())
+                     + f" (batch {next(iter(dec.values()))['batch']})")
+    for name, part in parts.items():
+        if part["status"] != "ok":
+            lines.append(f"  {name}: {part['status'].upper()} - {part['error']}")
+    total = sum(part["seconds"] for part in parts.values())
+    lines.append(f"  {sum(p['status'] == 'ok' for p in parts.values())} of {len(parts)} parts ok in {total:.0f} s")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("gpu-check"), help="folder for gpu_check.json, each part's log, the assets (default: gpu-check)")
+    parser.add_argument("--tiny", action="store_true", help="toy sizes on the stand-ins: rehearses the check on a CPU")
+    parser.add_argument("--only", default="", help="comma-separated parts to run (default: all, in order)")
+    parser.add_argument("--budget", type=float, default=BUDGET, help="seconds for the whole check")
+    parser.add_argument("--record", action="store_true",
+                        help="keep the figures in benchmarks/gpu_check.json and the table in benchmarks/RESULTS.md")
+    parser.add_argument("--from-json", type=Path, default=None,
+                        help="an earlier run's gpu_check.json: print (and with --record keep) it instead of running")
+    parser.add_argument("--list-wheels", type=Path, default=None,
+                        help="a folder of wheels: list their sizes and fail above the 64 MiB a node can be sent")
+    parser.add_argument("--part", default="", help=argparse.SUPPRESS)  # the driver's way of running one part
+    args = parser.parse_args(argv)
+    if args.list_wheels:
+        return list_wheels(args.list_wheels)
+    if args.from_json:
+        results = json.loads(args.from_json.read_text())
+        print(table(results))
+        if args.record:
+            record(results, table(results))
+        return 0
+    if args.part:
+        os.chdir(args.out)  # assets and scratch files stay in the output folder
+        print(json.dumps(PARTS[args.part](args.tiny)), flush=True)
+        return 0
+    only = [name.strip() for name in args.only.split(",") if name.strip()] or None
+    unknown = sorted(set(only or []) - set(PARTS))
+    if unknown:
+        parser.error(f"unknown part(s) {', '.join(unknown)}; parts: {', '.join(PARTS)}")
+    results = run_check(args.out.resolve(), args.tiny, only, args.budget)
+    text = table(results)
+    print(text, flush=True)
+    if args.record:
+        record(results, text)
+    return 0 if all(part["status"] == "ok" for part in results["parts"].values()) else 1
+
+
+MEASURED = Path(__file__).with_name("gpu_check.json")  # the figures of the last recorded GPU run
+WHEEL_LIMIT_MIB = 64
+
+
+def record(results: dict, text: str) -> None:
+    """The figures into benchmarks/gpu_check.json (full_run_cost.py reads them) and the table into
+    RESULTS.md's "gpu_check" section. Only a run at full sizes on a GPU is kept."""
+    from results import write_section
+
+    device = results["parts"].get("environment", {}).get("figures", {}).get("device", {})
+    if results["tiny"] or device.get("device") != "cuda":
+        raise SystemExit("Only a full-size run on a CUDA GPU is recorded (this one was tiny or on a CPU).")
+    MEASURED.write_text(json.dumps(results, indent=1) + "\n")
+    body = "\n".join(["<!-- begin gpu_check -->", "## gpu_check", "",
+                      "`make gpu-check OUT=...`, then `python benchmarks/gpu_check.py --from-json "
+                      "OUT/gpu_check.json --record` (figures in `benchmarks/gpu_check.json`):", "",
+                      "```text", text, "```", "<!-- end gpu_check -->"])
+    write_section("gpu_check", body)
+    print(f"(recorded in {MEASURED} and RESULTS.md)")
+
+
+def list_wheels(folder: Path) -> int:
+    """Each wheel's size and the total, which must stay within ``WHEEL_LIMIT_MIB``."""
+    wheels = sorted(folder.glob("*.whl"))
+    for wheel in wheels:
+        print(f"{wheel.stat().st_size / 2**20:7.2f} MiB  {wheel.name}")
+    total = sum(w.stat().st_size for w in wheels) / 2**20
+    print(f"{total:7.2f} MiB  in all, {len(wheels)} wheels (limit {WHEEL_LIMIT_MIB} MiB)")
+    return 0 if total <= WHEEL_LIMIT_MIB else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
