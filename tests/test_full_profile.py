@@ -367,24 +367,6 @@ def test_a_quick_report_says_so():
     assert "quick" not in render_report([], {}, "full").lower()
 
 
-# The GPU check's step timer, on the stand-ins at tiny sizes (the same functions `make rehearse` runs on a GPU)
-
-def test_the_step_timer_runs_the_course_code_and_reports_what_it_ran():
-    import time
-
-    from step_times import finetune_step_seconds, pretrain_step_seconds
-
-    start = time.perf_counter()
-    finetune = finetune_step_seconds("standin:t5-small", batch_size=2, length=16, steps=3, attn_implementation="eager")
-    config = pretrain_config(get_profile("smoke"), "unused", input_length=32, batch_size=4, gradient_accumulation_steps=2)
-    pretraining = pretrain_step_seconds(config, steps=3)
-    wall = time.perf_counter() - start
-    assert (finetune["steps"], finetune["batch"], finetune["precision"]) == (3, "2 x 16", "fp32")
-    assert (pretraining["steps"], pretraining["batch"], pretraining["gradient_accumulation_steps"]) == (3, "4 x 32", 2)
-    for row in (finetune, pretraining):
-        assert 0 < row["seconds_per_step"] < wall and 0 < row["first_step_seconds"] < wall
-
-
 # Issue 14, section 6: lesson 04's third start ------------------------------------------------
 
 def test_the_released_weights_are_the_full_profiles_third_start_and_are_prefetched():

