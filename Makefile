@@ -62,13 +62,14 @@ clean-outputs:
 # torch; what it lacks travels as wheels for CPython 3.12 on x86-64 Linux, built or downloaded here.
 WHEELS := .whl
 NODE_PYTHON ?= python3
+NODE_PYTHON_VERSION ?= 3.12
 OUT ?= gpu-check
 WHEEL_PLATFORMS := $(foreach p,manylinux_2_28_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64 manylinux_2_5_x86_64 \
 	manylinux1_x86_64,--platform $(p))
 
 wheels: $(STAMP)
 	rm -rf $(WHEELS) && mkdir -p $(WHEELS)
-	$(BIN)/python -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+	$(BIN)/python -m pip download --quiet --no-deps --only-binary=:all: --python-version $(NODE_PYTHON_VERSION) --implementation cp \
 	  $(WHEEL_PLATFORMS) -d $(WHEELS) -r benchmarks/gpu_wheels.txt
 	DS_BUILD_OPS=0 $(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation -w $(WHEELS) \
 	  "$$(grep -o 'deepspeed==[0-9.]*' pyproject.toml)"

