@@ -270,9 +270,8 @@ def test_an_explicit_bf16_on_a_gpu_without_native_bf16_is_refused(monkeypatch):
     assert resolve_precision("bf16") == "bf16"
 
 
-def test_the_compile_check_builds_a_kernel_and_names_a_failure():
-    built = compile_check("cpu")  # inductor's C++ kernels: needs a compiler, as on a GPU node it needs Triton
-    assert built["compiles"] and built["error"] == "" and built["seconds"] > 0
+def test_the_compile_check_names_a_failure():
+    # Its success, inductor building C++ kernels on this CPU, is asserted by the GPU check's tiny test.
     failed = compile_check("cpu", backend="no_such_backend")
     assert not failed["compiles"] and "no_such_backend" in failed["error"]
 

@@ -133,13 +133,14 @@ def write_model_repo(name: str, folder: Path, texts: list[str]) -> None:
     write_model_files(name, folder, texts)
 
 
-def write_model_files(name: str, folder: Path, texts: list[str]) -> None:
+def write_model_files(name: str, folder: Path, texts: list[str], tokenizer=None) -> None:
     """Everything of a model repo but the weights: the published config and generation config, and a
-    tokenizer of the published size trained on ``texts`` (the GPU check builds its models from these)."""
+    tokenizer of the published size trained on ``texts`` unless one is given (the GPU check builds its
+    models from these)."""
     published = PUBLISHED_CONFIGS[name]
     family = published["model_type"]
     folder.mkdir(parents=True, exist_ok=True)
-    tokenizer = t5_tokenizer(texts) if family == "t5" else gpt2_tokenizer(texts)
+    tokenizer = tokenizer or (t5_tokenizer(texts) if family == "t5" else gpt2_tokenizer(texts))
     tokenizer.save_pretrained(folder)
     (folder / "config.json").write_text(json.dumps(published, indent=2) + "\n")  # the Hub's file, not transformers 5's
     (folder / "generation_config.json").write_text(json.dumps(GENERATION_CONFIGS[family], indent=2) + "\n")
