@@ -191,7 +191,7 @@ def part_pretrain_step(tiny: bool) -> dict:
     from course_utils.memory import ROW_GIB_T5_BASE, T5_BASE_PARAMETERS, T5_BASE_TOKENS, peak_memory
     from course_utils.paths import data_dir
     from course_utils.hardware import training_device
-    from course_utils.pretrain import compiles, pretrain, pretrain_config
+    from course_utils.pretrain import collator_lengths, compiles, pretrain, pretrain_config
     from course_utils.profiles import get_profile
 
     shape, name = sizes(tiny)["pretrain"], sizes(tiny)["models"]["t5_v1_1_base"]
@@ -209,7 +209,7 @@ def part_pretrain_step(tiny: bool) -> dict:
     precision = resolve_precision(config.precision)
     micro_rows = config.batch_size // result.gradient_accumulation_steps
     states_gib = 16 * parameters / 2**30
-    tokens = config.input_length + collator_target_length(config)
+    tokens = config.input_length + collator_lengths(config)[1]  # inputs and targets of a row
     rule = ROW_GIB_T5_BASE[precision] * (parameters / T5_BASE_PARAMETERS) * (tokens / T5_BASE_TOKENS)
     return {"model": name, "parameters": parameters, "batch": f"{config.batch_size} x {config.input_length}",
             "precision": precision, "compiled": compiles(config, training_device()), "steps": result.steps,
@@ -229,12 +229,6 @@ def result_parameters(config) -> int:
 
     with torch.device("meta"):
         return seq2seq_from_config(config.model_name, device="meta").num_parameters()
-
-
-def collator_target_length(config) -> int:
-    from course_utils.pretrain import collator_lengths
-
-    return collator_lengths(config)[1]
 
 
 def part_decoding(tiny: bool) -> dict:
