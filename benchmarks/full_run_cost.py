@@ -120,9 +120,6 @@ def notebook_flops() -> dict[str, float]:
     }
 
 
-MEASURED = Path(__file__).with_name("gpu_check.json")  # benchmarks/gpu_check.py --record writes it
-
-
 def measured_table(checked: dict) -> list[str]:
     """The notebooks' times from the GPU check's measured steps: fine-tune step (16 x 512), pretraining
     step (128 rows) and decoding steps, times the step counts above. Parts that did not run stay out."""
@@ -184,6 +181,8 @@ def main() -> int:
         print(f"| {name} | {f'{flops:.2e}' if flops else '-'} | " + " | ".join(_duration(t) if flops else "-" for t in times)
               + f" | {steps[name]:,} | {decode} |")
     print()
+    from gpu_check import MEASURED  # what gpu_check.py --record keeps
+
     if MEASURED.exists():
         print("\n".join(measured_table(json.loads(MEASURED.read_text()))))
     else:

@@ -54,23 +54,28 @@ ARTICLES = 8  # lesson 03's generation batch: one batch of articles per model
 
 
 def sizes(tiny: bool) -> dict:
-    """Models and sizes of each part: the full profile's, or toys on the stand-ins."""
+    """Models and sizes of each part: the full profile's models (built from the assets) at the lessons'
+    sizes, or the smoke profile's stand-ins at toy sizes."""
     if tiny:
-        return dict(models={"t5_small": "standin:t5-small", "t5_base": "standin:t5-base", "gpt2": "standin:gpt2",
-                            "t5_v1_1_base": "standin:t5-v1_1-base"},
-                    matmul_size=256, matmul_seconds=0.2, finetune=dict(batch_size=2, length=16, steps=3),
+        return dict(models=profile_models("smoke"), matmul_size=256, matmul_seconds=0.2,
+                    finetune=dict(batch_size=2, length=16, steps=3),
                     pretrain=dict(batch_size=4, input_length=32, steps=3, gradient_accumulation_steps=2),
                     new_tokens=4)
-    return dict(models={key: str(assets_dir_name(name)) for key, name in ASSET_NAMES.items()},
+    return dict(models={key: str(asset_folder(name)) for key, name in profile_models("full").items()},
                 matmul_size=None, matmul_seconds=1.0, finetune=dict(batch_size=16, length=512, steps=6),
                 pretrain=dict(batch_size=128, input_length=512, steps=6, gradient_accumulation_steps=0),
                 new_tokens=80)
 
 
-ASSET_NAMES = {"t5_small": "t5-small", "t5_base": "t5-base", "gpt2": "gpt2", "t5_v1_1_base": "google/t5-v1_1-base"}
+def profile_models(name: str) -> dict[str, str]:
+    """{role: model name} of the profile ``name``: t5_small, t5_base, gpt2, t5_v1_1_base."""
+    from course_utils.profiles import get_profile
+
+    return dict(get_profile(name).models)
 
 
-def assets_dir_name(name: str) -> Path:
+def asset_folder(name: str) -> Path:
+    """Where the part "assets" writes the Hub model ``name``'s config and tokenizer."""
     return Path(os.environ.get("GPU_CHECK_ASSETS", "assets")) / name.replace("/", "--")
 
 
@@ -103,11 +108,11 @@ def part_assets(tiny: bool) -> dict:
         return {"models": "stand-ins (built on first use)"}
     texts = list(iter_corpus(corpus_files()))
     t5 = t5_tokenizer(texts)  # the three T5s share one, as on the Hub
-    for name in ASSET_NAMES.values():
-        folder = assets_dir_name(name)
-        if not (folder / "config.json").exists():
-            write_model_files(name, folder, texts, t5 if PUBLISHED_CONFIGS[name]["model_type"] == "t5" else None)
-    return {"models": {key: str(assets_dir_name(name)) for key, name in ASSET_NAMES.items()}}
+    for name in profile_models("full").values():
+        if not (asset_folder(name) / "config.json").exists():
+            write_model_files(name, asset_folder(name), texts,
+                              t5 if PUBLISHED_CONFIGS[name]["model_type"] == "t5" else None)
+    return {"models": sizes(tiny)["models"]}
 
 
 def part_gpu_tests(tiny: bool) -> dict:
@@ -259,15 +264,14 @@ def part_decoding(tiny: bool) -> dict:
 
 
 def causal_from_config(name: str):
-    """A causal LM with ``name``'s architecture and seeded random weights, on the training device."""
+    """A causal LM with ``name``'s architecture (a folder or a stand-in) and seeded random weights, on the
+    training device: GPT-2's counterpart of ``models.seq2seq_from_config``."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
 
     from course_utils.hardware import training_device
-    from course_utils.models import load_causal_lm, resolve_model
+    from course_utils.models import resolve_model
 
-    if name.startswith("standin:"):
-        return load_causal_lm(name)
     torch.manual_seed(0)
     return AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(resolve_model(name))).to(training_device())
 

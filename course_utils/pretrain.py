@@ -540,9 +540,9 @@ def _train(config, accelerator, model, optimizer, scheduler, loader, batches, he
     per_process = config.batch_size // accelerator.num_processes
     result.steps = start_step
     for step in range(start_step + 1, last_step + 1):
-        step_start = time.perf_counter()
+        step_start, first = time.perf_counter(), step == start_step + 1
         batch = next(batches)  # this process's rows of the step: (batch_size / processes, input_length)
-        if step == start_step + 1:
+        if first:
             result.first_batch_checksums = _gathered_checksum(accelerator, batch["input_ids"][:micro_batch])
         step_loss, micro_batch = fitting_train_step(accelerator, model, optimizer, batch, micro_batch, echo)
         result.gradient_accumulation_steps = per_process // micro_batch
@@ -552,7 +552,7 @@ def _train(config, accelerator, model, optimizer, scheduler, loader, batches, he
         optimizer.zero_grad(set_to_none=True)
         seconds = time.perf_counter() - step_start
         # A job's first step compiles the training graph and warms the kernels up: timed apart.
-        if step == start_step + 1:
+        if first:
             result.first_step_seconds.append(seconds)
         else:
             result.train_seconds, result.timed_steps = result.train_seconds + seconds, result.timed_steps + 1
