@@ -80,7 +80,7 @@ gpu-check:
 	  $(NODE_PYTHON) -m pip install --quiet --no-index --no-deps --no-compile --upgrade --target $(WHEELS)/site \
 	    $(WHEELS)/*.whl; \
 	else echo "no wheels in $(WHEELS)/ (make wheels, where pip reaches an index): using $(NODE_PYTHON)'s packages"; fi
-	PYTHONPATH="$(CURDIR)/$(WHEELS)/site$${PYTHONPATH:+:$$PYTHONPATH}" $(NODE_PYTHON) benchmarks/gpu_check.py \
+	PYTHONPATH="$(abspath $(WHEELS))/site$${PYTHONPATH:+:$$PYTHONPATH}" $(NODE_PYTHON) benchmarks/gpu_check.py \
 	  --out $(OUT) $(GPU_CHECK_FLAGS)
 
 # A venv like a bare GPU node's Python (benchmarks/gpu_node.txt), to rehearse the check here.
