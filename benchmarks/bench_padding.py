@@ -93,7 +93,7 @@ def main() -> None:
     args = parser.parse_args()
 
     tokenizer = load_tokenizer("standin:t5-small")
-    splits, _ = prepare_imdb(load_imdb(get_profile("smoke").imdb))
+    splits, _ = load_imdb(get_profile("smoke").imdb)
     train = splits["train"]
     lengths = token_lengths(train["text"], tokenizer, PREFIX)
     print(f"data: {len(train)} reviews, tokens per review median {statistics.median(lengths):.0f}, "

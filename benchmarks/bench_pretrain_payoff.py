@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory() as scratch:
         session = start_session(args.profile, scratch)  # offline switches before the HF imports below
-        from course_utils.models import load_seq2seq_model, load_tokenizer
+        from course_utils.models import load_model, load_tokenizer
         from course_utils.finetune import compare_starts
         from course_utils.pretrain import save_initial_weights
         from course_utils.pretrain import held_out_batches, input_reliance, pretrain, pretrain_config
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"profile {session.profile.name}: {config.total_steps} pretraining steps; starts {starts}")
         held_out = held_out_batches(config, load_tokenizer(config.model_name))
         for name, folder in starts.items():
-            scores = input_reliance(load_seq2seq_model(folder), held_out)
+            scores = input_reliance(load_model(folder), held_out)
             own, other = scores["own input"], scores["another row's input"]
             print(f"{name:>11}: held-out NLL {own:.3f} with each row's own input, {other:.3f} with another "
                   f"row's (gap {other - own:.3f}: how much the model reads its input)")

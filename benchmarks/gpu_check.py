@@ -84,7 +84,8 @@ def asset_folder(name: str) -> Path:
 def part_environment(tiny: bool) -> dict:
     import torch
 
-    from course_utils.hardware import compile_check, describe_device, library_versions, native_bf16
+    from course_utils.hardware import native_bf16
+    from course_utils.device_report import compile_check, describe_device, library_versions
 
     device = describe_device()
     versions = library_versions(("torch", "transformers", "accelerate", "datasets", "torchdata", "deepspeed",
@@ -139,7 +140,7 @@ def part_gpu_tests(tiny: bool) -> dict:
 
 
 def part_matmul(tiny: bool) -> dict:
-    from course_utils.hardware import MATMUL_SIZE, describe_device, matmul_tflops
+    from course_utils.device_report import MATMUL_SIZE, describe_device, matmul_tflops
 
     device = describe_device()
     dtype = "bfloat16" if device["bf16_supported"] else "float32"
@@ -156,7 +157,7 @@ def part_finetune_step(tiny: bool) -> dict:
 
     from course_utils.finetune import FinetuneConfig, answer_length, build_trainer, train
     from course_utils.hardware import resolve_precision
-    from course_utils.models import load_tokenizer, model_options, seq2seq_from_config
+    from course_utils.models import load_tokenizer, seq2seq_from_config
 
     shape, name = sizes(tiny)["finetune"], sizes(tiny)["models"]["t5_small"]
 
@@ -172,7 +173,7 @@ def part_finetune_step(tiny: bool) -> dict:
                                 num_train_epochs=1, warmup_fraction=0.0, group_by_length=False,
                                 logging_steps=shape["steps"], attn_implementation="eager" if tiny else None)
         tokenizer = load_tokenizer(name)
-        model = seq2seq_from_config(name, **model_options(config.attn_implementation))
+        model = seq2seq_from_config(name, attn_implementation=config.attn_implementation)
         rows, length = shape["batch_size"] * shape["steps"], shape["length"]
         inputs = np.random.default_rng(0).integers(3, len(tokenizer) - 100, size=(rows, length - 1)).tolist()
         answer = tokenizer("positive").input_ids

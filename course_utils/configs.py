@@ -5,20 +5,15 @@
     parser = argument_parser(PretrainConfig, "python -m course_utils.pretrain", "Pretrain a T5.")
     sys.exit(run_command(main_body, "python -m course_utils.pretrain", (InputError, MissingAssetError)))
 
-Each ``--option`` of a parser built here takes its help from the comment written next to (or just
-above) its field in the dataclass, so the code and ``--help`` say the same thing.
+Each ``--option`` of a parser built here takes its help from its field's ``help`` (declared with
+``setting(default, help)``), so the code and ``--help`` say the same thing.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import dataclasses
-import inspect
-import io
 import sys
-import textwrap
-import tokenize
 from collections.abc import Callable, Mapping
 
 
@@ -50,24 +45,12 @@ def checked_build(config_class, settings: Mapping, what: str = "setting"):
     return config_class(**settings)
 
 
-def field_comments(config_class) -> dict[str, str]:
-    """{field name: its comment}: the comment at the end of the field's line, after the comment lines
-    just above it (for fields whose reason takes a paragraph)."""
-    source = textwrap.dedent(inspect.getsource(config_class))
-    comments = {token.start[0]: token.string.lstrip("#").strip()
-                for token in tokenize.generate_tokens(io.StringIO(source).readline) if token.type == tokenize.COMMENT}
-    lines = source.splitlines()
-    found = {}
-    for node in ast.parse(source).body[0].body:
-        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
-            continue
-        above, line = [], node.lineno - 1
-        while line in comments and lines[line - 1].lstrip().startswith("#"):
-            above.insert(0, comments[line])
-            line -= 1
-        trailing = [comments[node.end_lineno]] if node.end_lineno in comments else []
-        found[node.target.id] = " ".join(above + trailing)
-    return found
+def setting(default, help: str):
+    """A dataclass field with a default and the sentence that says why: ``--help`` prints it.
+
+    ``field(default=..., metadata={"help": ...})``, the dataclass way of attaching a description.
+    """
+    return dataclasses.field(default=default, metadata={"help": help})
 
 
 def boolean(text: str) -> bool:
@@ -86,16 +69,17 @@ def boolean_or_auto(text: str) -> bool | str:
 
 def argument_parser(config_class, prog: str, description: str) -> argparse.ArgumentParser:
     """An argparse parser with one ``--field-name`` option per field of the dataclass ``config_class``,
-    each helped by the field's comment and its default."""
+    each helped by the field's ``help`` (see ``setting``) and its default."""
     kinds = {"int": int, "int | None": int, "float": float, "str": str, "str | None": str, "bool": boolean,
              "bool | str": boolean_or_auto}
     hints = {boolean: "true or false. ", boolean_or_auto: "true, false or auto. "}
-    comments = field_comments(config_class)
     parser = argparse.ArgumentParser(prog=prog, description=description)
     for f in dataclasses.fields(config_class):
         kind = kinds.get(str(f.type), str)
         hint = hints.get(kind, "")
-        comment = comments.get(f.name, "").replace("%", "%%")  # argparse formats help with %
+        if "help" not in f.metadata:
+            raise TypeError(f"{config_class.__name__}.{f.name} has no help: declare it with configs.setting(default, help).")
+        comment = f.metadata["help"].replace("%", "%%")  # argparse formats help with %
         parser.add_argument("--" + f.name.replace("_", "-"), type=kind, default=f.default,
                             help=f"{hint}{comment} (default: {f.default})".strip())
     return parser

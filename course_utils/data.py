@@ -4,7 +4,8 @@ A source is a Hub id (``stanfordnlp/imdb``) or a local folder holding one JSONL 
 split (``data/imdb/train.jsonl``...). Either way the result is a ``datasets`` object with
 the Hub's schema, so the lessons never need to know which one they got:
 
-    imdb = load_imdb(profile.imdb)              # DatasetDict: train, test, unsupervised
+    imdb = read_imdb(profile.imdb)              # DatasetDict: train, test, unsupervised, as stored
+    splits, dropped = load_imdb(profile.imdb, max_train_rows=1000, test_rows=200, seed=42)  # checked, sampled
     cnn = load_cnn_dailymail(profile.cnn_dailymail)
     c4 = load_c4(profile.c4, streaming=True)    # IterableDatasetDict: train, validation
 """
@@ -19,6 +20,7 @@ from .configs import InputError
 from .hub import local_data_files, writable_datasets_cache
 from .offline import is_offline
 from .profiles import DataSource
+from .sentiment import prepare_imdb
 
 
 def imdb_features():
@@ -169,9 +171,16 @@ def _load_hub_files(files: dict[str, list[str]], features, streaming: bool):
     return (IterableDatasetDict if streaming else DatasetDict)(splits)
 
 
-def load_imdb(source: DataSource):
-    """IMDB: ``text``, ``label`` (0 neg, 1 pos; -1 in ``unsupervised``)."""
+def read_imdb(source: DataSource):
+    """IMDB as stored: ``text``, ``label`` (0 neg, 1 pos; -1 in ``unsupervised``)."""
     return load_source(source, imdb_features())
+
+
+def load_imdb(source: DataSource, max_train_rows: int | None = None, test_rows: int | None = None, seed: int = 42):
+    """(splits, {reason: rows left out}): IMDB's train and test splits, every row checked, with a
+    ``label_text`` column of answer words, each cut to a seeded sample when a limit is given
+    (``sentiment.prepare_imdb``)."""
+    return prepare_imdb(read_imdb(source), max_train_rows, test_rows, seed)
 
 
 def load_cnn_dailymail(source: DataSource):

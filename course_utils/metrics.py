@@ -4,13 +4,13 @@ One object per notebook, each figure with a name, a value and a unit. A notebook
 figures as they are, nested dicts and pandas tables included, with one unit per kind of figure:
 
     record_metrics(session.output_dir, "01_t5_small_imdb_finetune",
-                   {"accuracy": {"before": 0.51, "after": 0.91}, "train_time": 152.3},
-                   units={"accuracy": "fraction", "train_time": "s"})
+                   {"accuracy": {"before": 0.51, "after": 0.91}, "train_time": 152.3})
 
 gives ``{"01_t5_small_imdb_finetune": {"figures": {"accuracy_before": {"value": 0.51,
 "unit": "fraction"}, "accuracy_after": ..., "train_time": ...}, "recorded_at": "..."}}``.
 Nested keys are joined with "_" (a table's row, then its column); a unit is looked up by the
-whole name first, then by each key from the innermost out. The runner turns the file into
+whole name first, then by each key from the innermost out, in ``UNITS`` unless the call passes
+its own ``units``; a figure without a unit is an error. The runner turns the file into
 ``report.md``. (scrapbook once did this job but is unmaintained.)
 """
 
@@ -26,6 +26,30 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 METRICS_FILE = "metrics.json"
+
+# The unit of every figure the notebooks record, by its name or one of its keys; '' for none.
+UNITS = {
+    # 00: the machine
+    "device": "", "gpu_name": "", "cpu_name": "", "bf16_supported": "", "version": "", "compile_builds_kernels": "",
+    "gpu_count": "GPUs", "gpu_memory_gib": "GiB", "ram_gib": "GiB", "cpu_cores": "cores",
+    "matmul_throughput": "TFLOP/s", "deepspeed_ops_buildable": "ops",
+    # 01, 02 and 04: fine-tuning and pretraining
+    "accuracy": "fraction", "unknown_answers": "reviews", "rows": "reviews", "confusion_after": "reviews",
+    "train_loss": "nats/token", "final_loss": "nats/token", "nll": "nats/token", "input_gap": "nats/token",
+    "train_time": "s", "train_seconds": "s", "deepspeed_setup_time": "s", "pretrain_seconds_per_step": "s",
+    "train_steps": "steps", "pretrain_steps": "steps", "train_flops": "FLOPs", "model_parameters": "parameters",
+    "peak_memory_mib": "MiB", "t5_3b_8gpus": "GiB", "loss_relative_gap": "fraction", "relative_drop": "fraction",
+    "accuracy_margin_over_random_init": "fraction", "gradient_accumulation_steps": "micro-batches per step",
+    "raw_row_length": "tokens",
+    # 03: summaries
+    "test_articles": "articles", "t5_small_exact_match": "fraction", "rouge1": "F", "rouge2": "F", "rougeL": "F",
+    "rougeLsum": "F", "repeated_trigrams": "fraction", "warmup_time": "s", "generation_time": "s",
+}
+
+
+def training_losses(log_history: list[dict]) -> list[tuple[int, float]]:
+    """[(step, loss)] of the training-loss lines in a Trainer's ``state.log_history``."""
+    return [(row["step"], row["loss"]) for row in log_history if "loss" in row]
 
 
 def _key(part) -> str:
@@ -116,6 +140,7 @@ def record_metrics(output_dir: str | os.PathLike, notebook: str, figures: Mappin
                    units: Mapping[str, str] | None = None) -> dict:
     """Merge ``figures`` (flattened by ``flatten_figures``) into this notebook's entry in metrics.json;
     return the entry."""
+    units = UNITS if units is None else units
     checked = {name: _check_figure(name, fig) for name, fig in flatten_figures(figures, units).items()}
     data = read_metrics(output_dir)
     entry = data.get(notebook, {"figures": {}})

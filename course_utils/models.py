@@ -7,7 +7,7 @@ moved to the training device (the GPU when there is one), so evaluation and gene
 where training does. When the Hub is switched off and a model is not in the cache, the error
 says so in one line and names the fix instead of a long traceback.
 
-    model = load_seq2seq_model("t5-small")              # on hardware.training_device()
+    model = load_model("t5-small", attn_implementation=None)   # T5 or GPT-2, on hardware.training_device()
     model = seq2seq_from_config("google/t5-v1_1-base")  # random weights, output layer as published
 """
 
@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 
-from .hardware import messages_dropped, training_device
+from .hardware import training_device
+from .quiet import messages_dropped
 from .offline import STANDIN_PREFIX, missing_as_one_line
 from .standins import ensure_standin
 
@@ -34,16 +35,12 @@ UNTIED_HEAD_NOTICE = "but both are present in the checkpoints with different val
 
 
 def _load(loader, name: str, device=None, **kwargs):
+    kwargs = {key: value for key, value in kwargs.items() if value is not None}  # e.g. attn_implementation=None
     with missing_as_one_line(name), messages_dropped("transformers.modeling_utils", UNTIED_HEAD_NOTICE):
         loaded = loader.from_pretrained(resolve_model(name), **kwargs)
     if hasattr(loaded, "to") and hasattr(loaded, "parameters"):  # a model, not a tokenizer
         loaded = loaded.to(device or training_device())
     return loaded
-
-
-def model_options(attn_implementation: str | None) -> dict:
-    """Keyword arguments for from_pretrained: the attention kernel when one is chosen, else none."""
-    return {"attn_implementation": attn_implementation} if attn_implementation else {}
 
 
 def load_tokenizer(name: str, **kwargs):
@@ -53,19 +50,15 @@ def load_tokenizer(name: str, **kwargs):
     return _load(AutoTokenizer, name, **kwargs)
 
 
-def load_seq2seq_model(name: str, device=None, **kwargs):
-    """An encoder-decoder model such as T5 for ``name``, on ``device`` (default: the training device)."""
-    from transformers import AutoModelForSeq2SeqLM
+def load_model(name: str, device=None, **kwargs):
+    """The model ``name`` holds (a Hub id, a folder or ``standin:<name>``) on ``device`` (default: the training
+    device): an encoder-decoder such as T5, or a decoder-only model such as GPT-2, as its config says."""
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
-    return _load(AutoModelForSeq2SeqLM, name, device, **kwargs)
-
-
-def load_causal_lm(name: str, device=None, **kwargs):
-    """A decoder-only model such as GPT-2 for ``name``, on ``device`` (default: the training device)."""
-    from transformers import AutoModelForCausalLM
-
-    model = _load(AutoModelForCausalLM, name, device, **kwargs)
-    if model.loss_type is None:
+    with missing_as_one_line(name):
+        encoder_decoder = AutoConfig.from_pretrained(resolve_model(name)).is_encoder_decoder
+    model = _load(AutoModelForSeq2SeqLM if encoder_decoder else AutoModelForCausalLM, name, device, **kwargs)
+    if not encoder_decoder and model.loss_type is None:
         # transformers picks a model's loss by its class name, and GPT2LMHeadModel's predates the
         # naming scheme: name it here (causal-LM cross-entropy, what it would fall back to, noisily).
         model.loss_type = "ForCausalLM"
@@ -117,6 +110,7 @@ def seq2seq_from_config(name: str, device=None, config_changes: dict | None = No
         config = AutoConfig.from_pretrained(resolve_model(name))
     for key, value in (config_changes or {}).items():
         setattr(config, key, value)
+    kwargs = {key: value for key, value in kwargs.items() if value is not None}  # e.g. attn_implementation=None
     model = AutoModelForSeq2SeqLM.from_config(config, **kwargs)
     if not publishes_tied_embeddings(name):
         untie_output_layer(model)

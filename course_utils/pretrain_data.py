@@ -44,7 +44,7 @@ import torch
 from .configs import InputError
 from .data import load_source, read_jsonl, read_lines
 from .profiles import DataSource
-from .tokens import CHUNK, cut_rows, encode
+from .tokens import CHUNK, cut_rows, encode_documents
 
 TEXT_SUFFIXES = (".txt", ".jsonl", ".json", ".parquet")
 HELD_OUT_EVERY = 100  # local files without splits: every 100th document of each file is validation
@@ -136,6 +136,13 @@ def iter_texts(data_path: str, data_config: str | None, split: str, rank: int = 
         texts = column_texts(documents, column, f"{data_path} ({split})", number)
         number += len(texts)
         yield from texts
+
+
+def validation_rows(config, tokenizer, raw_length: int, count: int) -> list[np.ndarray]:
+    """The first ``count`` rows of ``raw_length`` tokens of ``config``'s validation split (a PretrainConfig's
+    data_path, data_config and text_column), its documents joined and cut as training cuts them."""
+    texts = iter_texts(config.data_path, config.data_config, "validation", column=config.text_column)
+    return [row for row, _ in zip(raw_rows(texts, tokenizer, raw_length), range(count))]
 
 
 def column_texts(documents: dict, column: str, where: str, first_number: int | None = None) -> list[str]:
@@ -251,7 +258,7 @@ class CorruptedBatches(torch.utils.data.IterableDataset):
         made = 0
         while cursor.chunk * CHUNK < len(block):
             chunk = block[cursor.chunk * CHUNK:(cursor.chunk + 1) * CHUNK]
-            rows, carry = cut_rows(cursor.carry, encode(self.tokenizer, chunk), self.raw_length)
+            rows, carry = cut_rows(cursor.carry, encode_documents(self.tokenizer, chunk), self.raw_length)
             while cursor.row < len(rows):
                 yield rows[cursor.row], cursor
                 cursor.row, cursor.row_number, made = cursor.row + 1, cursor.row_number + 1, made + 1

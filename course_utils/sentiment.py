@@ -1,12 +1,10 @@
-"""IMDB sentiment as text-to-text: checked data, label words, tokenization, batched classification.
+"""IMDB sentiment as text-to-text: the rows checked, the labels as words, the answers scored.
 
 T5 answers in words, so the task is "review in, word out": label 0 becomes "negative",
 1 becomes "positive", and a generated answer that is neither counts as wrong ("unknown").
 
-    splits, dropped = prepare_imdb(load_imdb(source), max_train_rows=None, max_eval_rows=None, seed=42)
-    tokenized = tokenize_for_seq2seq(splits["train"], tokenizer, prefix, max_source_length, max_target_length)
-    predictions = classify(model, tokenizer, texts, prefix, max_source_length, max_new_tokens)
-    report = accuracy_report(predictions, [LABEL_WORDS[y] for y in labels])
+    splits, dropped = prepare_imdb(imdb, max_train_rows=None, test_rows=None, seed=42)  # data.load_imdb calls it
+    report = accuracy_report(answers, splits["test"]["label_text"])   # answers: generated texts
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .configs import InputError
-from .tokens import generate_texts, generation_settings, tokenize_pairs
 
 LABEL_WORDS = ("negative", "positive")  # IMDB: 0 = neg, 1 = pos
 UNKNOWN = "unknown"                     # any generated answer that is neither label word
@@ -23,7 +20,7 @@ COLUMNS = ("text", "label")
 
 
 def check_imdb_split(split, name: str) -> None:
-    """Raise ValueError naming the column or row when ``split`` is not clean labelled IMDB data."""
+    """Raise InputError naming the column or row when ``split`` is not clean labelled IMDB data."""
     missing = [c for c in COLUMNS if c not in split.column_names]
     if missing:
         raise InputError(f"IMDB split {name!r} has no column(s) {missing}; found {split.column_names}.")
@@ -35,14 +32,14 @@ def check_imdb_split(split, name: str) -> None:
                              "or 1 (positive).")
 
 
-def _first_rows(split, limit: int | None, seed: int):
-    """A seeded random subset of ``limit`` rows (all of them when limit is None)."""
+def seeded_sample(split, limit: int | None, seed: int):
+    """A seeded random sample of ``limit`` rows, not the first ones (all of them when limit is None)."""
     if limit is None or limit >= len(split):
         return split
     return split.shuffle(seed=seed).select(range(limit))
 
 
-def prepare_imdb(imdb, max_train_rows: int | None = None, max_eval_rows: int | None = None,
+def prepare_imdb(imdb, max_train_rows: int | None = None, test_rows: int | None = None,
                  seed: int = 42):
     """Checked train/test splits with a ``label_text`` column; also {reason: rows left out}.
 
@@ -58,10 +55,10 @@ def prepare_imdb(imdb, max_train_rows: int | None = None, max_eval_rows: int | N
     dropped = {}
     if "unsupervised" in imdb:
         dropped["unsupervised split (label -1, no answer)"] = len(imdb["unsupervised"])
-    train = _first_rows(imdb["train"], max_train_rows, seed)
-    test = _first_rows(imdb["test"], max_eval_rows, seed)
+    train = seeded_sample(imdb["train"], max_train_rows, seed)
+    test = seeded_sample(imdb["test"], test_rows, seed)
     dropped["train rows beyond max_train_rows"] = len(imdb["train"]) - len(train)
-    dropped["test rows beyond max_eval_rows"] = len(imdb["test"]) - len(test)
+    dropped["test rows beyond test_rows"] = len(imdb["test"]) - len(test)
 
     def add_words(batch):
         return {"label_text": [LABEL_WORDS[y] for y in batch["label"]]}
@@ -70,41 +67,10 @@ def prepare_imdb(imdb, max_train_rows: int | None = None, max_eval_rows: int | N
     return splits, dropped
 
 
-def tokenize_for_seq2seq(split, tokenizer, prefix: str, max_source_length: int, max_target_length: int):
-    """input_ids / attention_mask / labels, truncated but NOT padded: the collator pads each batch."""
-    return tokenize_pairs(split, tokenizer, "text", "label_text", prefix, max_source_length, max_target_length)
-
-
-def token_lengths(texts: Sequence[str], tokenizer, prefix: str) -> list[int]:
-    """Tokens per text with the prefix and </s>, before any truncation."""
-    # verbose=False: measuring texts longer than the model's limit is the point here.
-    return [len(ids) for ids in tokenizer([prefix + t for t in texts], verbose=False)["input_ids"]]
-
-
-def truncated_count(texts: Sequence[str], tokenizer, prefix: str, max_source_length: int) -> int:
-    """How many texts are longer than ``max_source_length`` tokens (and so lose their end)."""
-    return sum(n > max_source_length for n in token_lengths(texts, tokenizer, prefix))
-
-
 def to_label_word(answer: str) -> str:
     """The label word a generated answer names, or "unknown"."""
     word = answer.strip().lower().rstrip(".!")
     return word if word in LABEL_WORDS else UNKNOWN
-
-
-def generate_answers(model, tokenizer, texts: Sequence[str], prefix: str, max_source_length: int,
-                     max_new_tokens: int, batch_size: int = 32, progress: bool = False) -> list[str]:
-    """The model's greedy answer to each text, decoded, in the input order (one generate per batch)."""
-    settings = generation_settings(model, max_new_tokens=max_new_tokens, do_sample=False, num_beams=1)
-    return generate_texts(model, tokenizer, texts, prefix, max_source_length, settings, batch_size, progress)
-
-
-def classify(model, tokenizer, texts: Sequence[str], prefix: str, max_source_length: int,
-             max_new_tokens: int, batch_size: int = 32, progress: bool = False) -> list[str]:
-    """Label words ("negative", "positive" or "unknown") for ``texts``, in the input order."""
-    answers = generate_answers(model, tokenizer, texts, prefix, max_source_length, max_new_tokens,
-                               batch_size, progress)
-    return [to_label_word(a) for a in answers]
 
 
 @dataclass(frozen=True)
@@ -122,8 +88,10 @@ class AccuracyReport:
         return frame.fillna(0).astype(int)
 
 
-def accuracy_report(predicted: Sequence[str], truth: Sequence[str]) -> AccuracyReport:
-    """Accuracy (an "unknown" answer is wrong) and the confusion counts."""
+def accuracy_report(answers: Sequence[str], truth: Sequence[str]) -> AccuracyReport:
+    """Accuracy of the generated ``answers`` against the ``truth``'s label words (an answer that names
+    neither word is "unknown", and wrong) and the confusion counts."""
+    predicted = [to_label_word(a) for a in answers]
     if len(predicted) != len(truth):
         raise ValueError(f"{len(predicted)} predictions for {len(truth)} answers.")
     if not truth:

@@ -1,21 +1,15 @@
-"""Summaries from T5 ("summarize: ") and GPT-2 ("TL;DR:"), a Lead-3 baseline, and memory hygiene.
+"""Lesson 03's support: its settings, and the stand-ins' warm-up before they are scored.
 
     config = summary_config(profile)                  # lesson 03's settings: profile.summaries applied
-    runs = generate_summaries("t5-small", "t5", articles, {"beam 4": {}}, max_new_tokens=80)
-    t5_summaries = summarize_t5(model, tokenizer, articles, max_new_tokens=64)
-    gpt2_summaries = summarize_gpt2(model, tokenizer, articles, max_new_tokens=64, no_repeat_ngram_size=3)
-    baseline = [lead_sentences(a, 3) for a in articles]
-    release_memory()                       # after `del model`: garbage-collect, empty the CUDA cache
-    prepared = prepare_summarizer("standin:t5-small", WarmUp(4, 5e-3), cnn["train"], cache_dir())
+    prepared = prepare_summarizer("standin:t5-small", WarmUp(4, 5e-3), cnn["train"])   # cached under .cache/
     trainer = warmup_trainer(model, tokenizer, training_set, warmup, output_dir)   # what prepare_summarizer runs
 
-Every summary comes back with one sentence per line, ready for rougeLsum.
+The summaries themselves are written by the cells of notebook 03 (``summarizers.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import gc
 import hashlib
 import json
 import os
@@ -25,17 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .configs import InputError, checked_build, checked_replace
+from .finetune import FinetuneConfig
 from .hardware import resolve_precision
-from .models import load_causal_lm, load_seq2seq_model, load_tokenizer, model_options, resolve_model
-from .rouge import aggregate, newline_sentences, score_pairs, split_sentences
-from .tokens import generate_in_order, generate_texts, generation_settings, raw_rows, tokenize_pairs
-
-T5_PREFIX = "summarize: "
-# T5 was pretrained and fine-tuned on 512-token inputs. transformers 5 no longer knows that for
-# the original checkpoints, and a Hub tokenizer whose config omits model_max_length reports about
-# 1e30, so truncating "at the tokenizer's length" would not truncate at all.
-T5_MAX_SOURCE_LENGTH = 512
-TLDR = " TL;DR:"  # GPT-2 learned from Reddit posts that a summary follows this
+from .metrics import training_losses
+from .models import load_model, load_tokenizer, resolve_model
+from .paths import cache_dir
+from .sentiment_trainer import tokenize_pairs, training_arguments
+from .summarizers import T5_MAX_SOURCE_LENGTH, T5_PREFIX
+from .tokens import raw_rows
 
 
 @dataclass(frozen=True)
@@ -77,78 +68,6 @@ def summary_config(profile) -> SummaryConfig:
     return dataclasses.replace(config, warmups=warmups)
 
 
-def lead_sentences(article: str, count: int = 3) -> str:
-    """The article's first ``count`` sentences, one per line: the Lead-3 baseline."""
-    return "\n".join(split_sentences(article)[:count])
-
-
-def summarize_t5(model, tokenizer, articles: Sequence[str], max_new_tokens: int = 64,
-                 max_source_length: int = T5_MAX_SOURCE_LENGTH, num_beams: int = 4, batch_size: int = 8,
-                 progress: bool = False, **generation) -> list[str]:
-    """Beam-search summaries; inputs cut at ``max_source_length`` tokens (T5's 512)."""
-    settings = generation_settings(model, max_new_tokens=max_new_tokens, num_beams=num_beams,
-                                   do_sample=False, **generation)
-    summaries = generate_texts(model, tokenizer, articles, T5_PREFIX, max_source_length, settings, batch_size,
-                               progress, desc="t5 summaries")
-    return [newline_sentences(s) for s in summaries]
-
-
-def gpt2_prompt(tokenizer, article: str, max_new_tokens: int, context: int) -> list[int]:
-    """Token ids of ``article + " TL;DR:"``, the article cut so prompt and summary fit ``context``."""
-    tldr = tokenizer(TLDR).input_ids
-    budget = context - max_new_tokens - len(tldr)
-    if budget < 1:
-        raise ValueError(f"max_new_tokens={max_new_tokens} leaves no room for the article in a "
-                         f"{context}-token context.")
-    return tokenizer(article, verbose=False).input_ids[:budget] + tldr
-
-
-def summarize_gpt2(model, tokenizer, articles: Sequence[str], max_new_tokens: int = 64, batch_size: int = 8,
-                   progress: bool = False, **generation) -> list[str]:
-    """Greedy "TL;DR:" summaries. Prompts are left-padded (pad = eos), so every prompt ends at the
-    same position and the summary is cut off by position, not by searching the decoded text."""
-    import torch
-
-    eos = tokenizer.eos_token_id
-    context = model.config.n_positions  # 1,024 for GPT-2
-    settings = generation_settings(model, max_new_tokens=max_new_tokens, do_sample=False, num_beams=1,
-                                   pad_token_id=eos, **generation)
-    device = next(model.parameters()).device
-    model.eval()
-
-    def run_batch(texts: list[str]) -> list[str]:
-        prompts = [gpt2_prompt(tokenizer, t, max_new_tokens, context) for t in texts]
-        width = max(len(p) for p in prompts)
-        input_ids = torch.tensor([[eos] * (width - len(p)) + p for p in prompts], device=device)
-        attention_mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=device)
-        with torch.no_grad():
-            output = model.generate(input_ids=input_ids, attention_mask=attention_mask,
-                                    generation_config=settings)  # (batch, width + new tokens)
-        summaries = tokenizer.batch_decode(output[:, width:], skip_special_tokens=True)
-        return [newline_sentences(s.strip()) for s in summaries]
-
-    return generate_in_order(articles, batch_size, run_batch, progress, desc="gpt-2 summaries")
-
-
-def release_memory() -> dict[str, float]:
-    """Collect garbage and return cached CUDA memory to the driver; report what is still held (GiB)."""
-    import torch
-
-    gc.collect()
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
-        return {"cuda_allocated_gib": torch.cuda.memory_allocated() / 2**30,
-                "cuda_reserved_gib": torch.cuda.memory_reserved() / 2**30}
-    return {}
-
-
-def repeated_ngram_share(text: str, n: int = 3) -> float:
-    """Share of a text's word n-grams that repeat an earlier one: 0 for none, near 1 for a loop."""
-    words = text.split()
-    grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
-    return 1 - len(set(grams)) / len(grams) if grams else 0.0
-
-
 @dataclass(frozen=True)
 class PreparedSummarizer:
     """The model a lesson scores, and what its warm-up (if any) cost."""
@@ -171,11 +90,11 @@ def warmup_key(model_name: str, warmup: WarmUp, train_split, max_target_length: 
     return digest.hexdigest()[:16]
 
 
-def prepare_summarizer(model_name: str, warmup: WarmUp | None, train_split, cache: str | os.PathLike,
+def prepare_summarizer(model_name: str, warmup: WarmUp | None, train_split, cache: str | os.PathLike | None = None,
                        max_target_length: int = 64, seed: int = 42, attn_implementation: str | None = None) -> PreparedSummarizer:
     """``model_name`` as it is (``warmup`` None), or fine-tuned on (article -> highlights) first.
 
-    The smoke profile warms its random-weight stand-ins up this way, with lesson 01's trainer,
+    The smoke profile warms its random-weight stand-ins up this way (``warmup_trainer``),
     so their summaries are worth scoring. The result is cached under
     ``cache/summarizers/<name>-<key>`` and reused when every setting and the training text
     match; a folder counts only once ``warmup.json`` has been written after the model.
@@ -184,7 +103,7 @@ def prepare_summarizer(model_name: str, warmup: WarmUp | None, train_split, cach
         return PreparedSummarizer(model_name, None)
     # The resolved path, not the name: a rebuilt stand-in (new tokenizer or weights) gets a new key.
     key = warmup_key(resolve_model(model_name), warmup, train_split, max_target_length, seed)
-    folder = Path(cache) / "summarizers" / f"{model_name.replace('/', '_').replace(':', '_')}-{key}"
+    folder = Path(cache or cache_dir()) / "summarizers" / f"{model_name.replace('/', '_').replace(':', '_')}-{key}"
     record = folder / "warmup.json"
     if record.exists():
         figures = json.loads(record.read_text())
@@ -216,8 +135,7 @@ def warmup_trainer(model, tokenizer, training_set, warmup: WarmUp, output_dir: s
     """A Trainer for ``warmup``: T5 learns article -> highlights with padded (article, summary) pairs;
     GPT-2 learns to continue full blocks of articles, its labels the inputs themselves (the
     causal-LM collator, which shifts nothing: the model shifts them)."""
-    import torch
-    from transformers import DataCollatorForLanguageModeling, DataCollatorForSeq2Seq, Trainer, TrainingArguments
+    from transformers import DataCollatorForLanguageModeling, DataCollatorForSeq2Seq, Trainer
 
     language_model = warmup.objective == "language_model"
     if language_model:
@@ -228,12 +146,11 @@ def warmup_trainer(model, tokenizer, training_set, warmup: WarmUp, output_dir: s
         collator = DataCollatorForLanguageModeling(tokenizer, mlm=False)
     else:
         collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100)
-    arguments = TrainingArguments(
-        output_dir=str(output_dir), num_train_epochs=warmup.num_train_epochs, learning_rate=warmup.learning_rate,
-        per_device_train_batch_size=warmup.per_device_batch_size, warmup_steps=0.1, optim="adamw_torch",
-        seed=seed, data_seed=seed, bf16=resolve_precision("auto") == "bf16", use_cpu=not torch.cuda.is_available(),
-        train_sampling_strategy="random" if language_model else "group_by_length", logging_steps=0.1,  # 10 logs a run
-        save_strategy="no", eval_strategy="no", report_to="none")
+    # Lesson 01's Trainer arguments (one place for their choices), with the warm-up's sizes and its own logging.
+    config = FinetuneConfig(output_dir=str(output_dir), num_train_epochs=warmup.num_train_epochs,
+                            learning_rate=warmup.learning_rate, seed=seed, precision=resolve_precision("auto"),
+                            per_device_batch_size=warmup.per_device_batch_size, group_by_length=not language_model)
+    arguments = dataclasses.replace(training_arguments(config), logging_steps=0.1)  # 10 loss lines a run
     # The plain Trainer for both: a warm-up only trains (a Seq2SeqTrainer adds generation at evaluation).
     return Trainer(model=model, args=arguments, data_collator=collator, train_dataset=training_set,
                    processing_class=tokenizer)
@@ -243,43 +160,12 @@ def _warm_up(model_name, warmup, train_split, folder, max_target_length, seed, a
     """(training seconds, last logged loss) of ``warmup``; the model and tokenizer saved in ``folder/model``."""
     tokenizer = load_tokenizer(model_name)
     training_set = _training_set(warmup.objective, train_split, tokenizer, max_target_length)
-    loader = load_causal_lm if warmup.objective == "language_model" else load_seq2seq_model
-    model = loader(model_name, **model_options(attn_implementation))
+    model = load_model(model_name, attn_implementation=attn_implementation)
     trainer = warmup_trainer(model, tokenizer, training_set, warmup, folder, seed)
     start = time.perf_counter()
     trainer.train()
     seconds = time.perf_counter() - start
-    losses = [row["loss"] for row in trainer.state.log_history if "loss" in row]
+    losses = [loss for _, loss in training_losses(trainer.state.log_history)]
     trainer.save_model(str(Path(folder) / "model"))
     tokenizer.save_pretrained(str(Path(folder) / "model"))
     return seconds, losses[-1] if losses else float("nan")
-
-
-def generate_summaries(model_name: str, kind: str, articles: Sequence[str], variants: dict[str, dict],
-                       max_new_tokens: int, attn_implementation: str | None = None, progress: bool = True,
-                       tokenizer_name: str | None = None) -> dict[str, tuple[list[str], float]]:
-    """{variant: (summaries, seconds)}: ``model_name`` loaded once onto the training device, each variant's
-    generation settings on top of the defaults of ``kind`` ("t5": beam search, "gpt2": greedy "TL;DR:"),
-    then the model freed again, so the next one has the memory."""
-    if kind not in ("t5", "gpt2"):
-        raise InputError(f"kind must be 't5' or 'gpt2', got {kind!r}.")
-    tokenizer = load_tokenizer(tokenizer_name or model_name)
-    loader = load_seq2seq_model if kind == "t5" else load_causal_lm
-    model = loader(model_name, **model_options(attn_implementation))
-    summarize = summarize_t5 if kind == "t5" else summarize_gpt2
-    runs = {}
-    for variant, settings in variants.items():
-        start = time.perf_counter()
-        summaries = summarize(model, tokenizer, articles, max_new_tokens, progress=progress, **settings)
-        runs[variant] = (summaries, time.perf_counter() - start)
-    del model
-    release_memory()
-    return runs
-
-
-def summary_figures(summaries: Sequence[str], references: Sequence[str]) -> dict[str, float]:
-    """Mean ROUGE F (four types, stemmed), mean length in words and mean repeated-trigram share."""
-    figures = aggregate(score_pairs(summaries, references))
-    figures["words"] = sum(len(s.split()) for s in summaries) / len(summaries)
-    figures["repeated_trigrams"] = sum(repeated_ngram_share(s) for s in summaries) / len(summaries)
-    return figures

@@ -38,10 +38,15 @@ def deepspeed_config_path(name: str) -> Path:
     return repo_root() / "deepspeed_configs" / f"{name}.json"
 
 
-def load_deepspeed_config(path: str | os.PathLike, world_size: int = 1, per_device_batch_size: int = 16,
+def load_deepspeed_config(path: str | os.PathLike | dict, world_size: int = 1, per_device_batch_size: int = 16,
                           gradient_accumulation_steps: int = 1, precision: str = "fp32") -> dict:
-    """The JSON config at ``path``, checked against the run that will use it."""
-    path = Path(path)
+    """The JSON config at ``path`` (or the course's config of that name, e.g. "zero2", or a config already
+    read, as a dict), checked against the run that will use it."""
+    if isinstance(path, dict):
+        check_deepspeed_config(path, "the config given", world_size, per_device_batch_size,
+                               gradient_accumulation_steps, precision)
+        return path
+    path = deepspeed_config_path(str(path)) if str(path) in CONFIG_NAMES else Path(path)
     try:
         config = json.loads(path.read_text())
     except FileNotFoundError:
@@ -215,9 +220,17 @@ def deepspeed_bytes(params: int, largest_layer: int, setup: str, gpus: int, gpus
     return None
 
 
-def model_state_table(models: dict[str, tuple[int, int]], gpus=(1, 8, 64)):
-    """Long table: model, setup, GPUs, paper GiB, DeepSpeed GiB (NaN where DeepSpeed has no estimator)."""
+def model_state_table(models: dict, gpus=(1, 8, 64)):
+    """Long table: model, setup, GPUs, paper GiB, DeepSpeed GiB (NaN where DeepSpeed has no estimator).
+
+    ``models`` maps a name to a model, a published T5's name (counted on the meta device, see ``t5_sizes``)
+    or its (parameters, largest layer) sizes."""
     import pandas as pd
+
+    def sizes(model) -> tuple[int, int]:
+        return t5_sizes(model) if isinstance(model, str) else model if isinstance(model, tuple) else model_sizes(model)
+
+    models = {name: sizes(model) for name, model in models.items()}
 
     def gib(size: float | None) -> float:
         return float("nan") if size is None else size / 2**30

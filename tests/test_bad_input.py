@@ -9,7 +9,7 @@ import pytest
 
 from course_utils import finetune, pretrain
 from course_utils.configs import InputError
-from course_utils.data import load_imdb
+from course_utils.data import read_imdb
 from course_utils.models import resolve_model
 from course_utils.paths import data_dir
 from course_utils.pretrain_data import iter_texts
@@ -33,7 +33,7 @@ def review(label: int) -> str:
 def test_a_test_split_cut_short_names_its_last_line(tmp_path):
     folder = imdb_folder(tmp_path, [review(1), review(0), '{"text": "An interrupted co'])
     with pytest.raises(InputError) as err:
-        load_imdb(DataSource(str(folder)))
+        read_imdb(DataSource(str(folder)))
     message = str(err.value)
     assert message.startswith(f"{folder / 'test.jsonl'}, line 3: not valid JSON")
     assert "copy the file again" in message and "\n" not in message
@@ -43,13 +43,13 @@ def test_a_bad_label_is_named_by_the_line_an_editor_shows(tmp_path):
     lines = [review(i % 2) for i in range(50)] + [review(7)]  # the 51st line
     folder = imdb_folder(tmp_path, lines)
     with pytest.raises(InputError, match=r"test.jsonl, line 51: 'label' is 7; expected one of \[-1, 0, 1\]"):
-        load_imdb(DataSource(str(folder)))
+        read_imdb(DataSource(str(folder)))
 
 
 def test_a_blank_line_still_counts_so_the_number_matches_the_editor(tmp_path):
     folder = imdb_folder(tmp_path, [review(1), "", review(2)])
     with pytest.raises(InputError, match=r"test.jsonl, line 3: 'label' is 2"):
-        load_imdb(DataSource(str(folder)))
+        read_imdb(DataSource(str(folder)))
 
 
 def test_a_text_file_that_is_not_utf8_names_file_line_and_byte(tmp_path):

@@ -18,7 +18,8 @@ import torch
 import course_utils.pretrain as pretraining
 from course_utils.configs import InputError
 from course_utils.finetune import FinetuneConfig, fitting_batch, save
-from course_utils.hardware import MATMUL_SIZE, compile_check, matmul_tflops, resolve_precision, tf32
+from course_utils.hardware import resolve_precision, tf32
+from course_utils.device_report import MATMUL_SIZE, compile_check, matmul_tflops
 from course_utils.memory import choose_accumulation, peak_memory, reset_peak_memory, rows_that_fit
 from course_utils.paths import data_dir
 from course_utils.pretrain import PretrainConfig, pretrain, resolve_accumulation

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from course_utils.configs import InputError
-from course_utils.data import c4_features, cnn_dailymail_features, imdb_features, load_c4, load_cnn_dailymail, load_imdb
+from course_utils.data import c4_features, cnn_dailymail_features, imdb_features, load_c4, load_cnn_dailymail, read_imdb
 from course_utils.paths import data_dir
 from course_utils.profiles import DataSource, get_profile
 
@@ -40,7 +40,7 @@ def test_changing_one_set_leaves_every_other_file_as_it_was(generate):
 
 @pytest.fixture(scope="module")
 def imdb():
-    return load_imdb(SMOKE.imdb)
+    return read_imdb(SMOKE.imdb)
 
 
 def test_imdb_has_the_hub_schema_and_splits(imdb):
@@ -102,14 +102,14 @@ def test_c4_streams_with_the_hub_schema():
 def test_missing_column_is_named(tmp_path):
     (tmp_path / "train.jsonl").write_text(json.dumps({"text": "fine film", "stars": 5}) + "\n")
     with pytest.raises(ValueError) as err:
-        load_imdb(DataSource(str(tmp_path)))
+        read_imdb(DataSource(str(tmp_path)))
     message = str(err.value)
     assert "train.jsonl" in message and "missing column(s) ['label']" in message and "['stars']" in message
 
 
 def test_empty_folder_says_how_to_regenerate(tmp_path):
     with pytest.raises(InputError, match="python data/generate.py"):
-        load_imdb(DataSource(str(tmp_path)))
+        read_imdb(DataSource(str(tmp_path)))
 
 
 def test_data_readme_says_it_is_synthetic():
@@ -127,7 +127,7 @@ def test_a_bad_row_in_a_streamed_file_is_named_by_line(tmp_path):
 
 def test_loading_local_data_makes_no_network_request(netguard_log):
     before = netguard_log.read_text()
-    load_imdb(SMOKE.imdb)
+    read_imdb(SMOKE.imdb)
     next(iter(load_c4(SMOKE.c4)["train"]))
     assert netguard_log.read_text() == before
 
@@ -136,4 +136,4 @@ def test_a_label_outside_the_class_labels_is_named_with_its_line(tmp_path):
     rows = [{"text": "fine", "label": 1}, {"text": "odd", "label": 7}]
     (tmp_path / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     with pytest.raises(ValueError, match=r"train.jsonl, line 2: 'label' is 7; expected one of \[-1, 0, 1\]"):
-        load_imdb(DataSource(str(tmp_path)))
+        read_imdb(DataSource(str(tmp_path)))

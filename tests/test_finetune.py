@@ -10,7 +10,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from course_utils.finetune import (FinetuneConfig, _parser, build_trainer, cli_arguments, launch, launch_command,
                                   lesson_config, resolve_precision, save, answer_length, train)
-from course_utils.models import load_seq2seq_model, load_tokenizer
+from course_utils.models import load_model, load_tokenizer
 from course_utils.paths import data_dir
 from course_utils.profiles import get_profile
 from course_utils.sentiment import classify, prepare_imdb, tokenize_for_seq2seq
@@ -41,10 +41,10 @@ def short_run(tmp_path_factory):
                             output_dir=str(tmp_path_factory.mktemp("ft")), num_train_epochs=1,
                             per_device_batch_size=16, logging_steps=1, max_train_rows=48,
                             max_eval_rows=16, attn_implementation="eager")
-    splits, _ = prepare_imdb(load_imdb(get_profile().imdb), config.max_train_rows, config.max_eval_rows)
+    splits, _ = load_imdb(get_profile().imdb, config.max_train_rows, config.max_eval_rows)
     tok = load_tokenizer(SMALL)
     train_set = tokenize_for_seq2seq(splits["train"], tok, config.task_prefix, 512, answer_length(tok))
-    trainer = build_trainer(config, load_seq2seq_model(SMALL, attn_implementation="eager"), tok, train_set)
+    trainer = build_trainer(config, load_model(SMALL, attn_implementation="eager"), tok, train_set)
     return config, trainer, train(trainer), tok, splits
 
 
@@ -70,7 +70,7 @@ def test_saved_model_reloads_from_disk_and_classifies(short_run):
     model_dir = save(trainer, tok, config.model_dir)
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in model_dir.iterdir()}
     assert (Path(config.output_dir) / "trainer_state.json").exists()
-    reloaded = load_seq2seq_model(str(model_dir))
+    reloaded = load_model(str(model_dir))
     answers = classify(reloaded, load_tokenizer(str(model_dir)), splits["test"]["text"], config.task_prefix,
                        512, answer_length(tok), batch_size=5)
     in_memory = classify(trainer.model, tok, splits["test"]["text"], config.task_prefix, 512, answer_length(tok),

@@ -14,10 +14,10 @@ import pytest
 import torch
 
 from course_utils import hub
-from course_utils.data import load_imdb
+from course_utils.data import read_imdb
 from course_utils.environment import gpu_required, one_gpu, start_session
 from course_utils.hardware import NoGPUError, resolve_precision, training_device
-from course_utils.models import (UNTIED_HEAD_NOTICE, load_seq2seq_model, load_tokenizer, publishes_tied_embeddings,
+from course_utils.models import (UNTIED_HEAD_NOTICE, load_model, load_tokenizer, publishes_tied_embeddings,
                                  seq2seq_from_config)
 from course_utils.offline import OFFLINE_VARIABLES, MissingAssetError
 from course_utils.memory import choose_accumulation, rows_that_fit
@@ -100,9 +100,9 @@ def test_offline_imdb_needs_only_the_hub_cache(hub_snapshot, tmp_path, monkeypat
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", where)
     if cache == "read-only":
         with pytest.warns(UserWarning, match="cannot be written to"):
-            imdb = load_imdb(DataSource("stanfordnlp/imdb"))
+            imdb = read_imdb(DataSource("stanfordnlp/imdb"))
     else:
-        imdb = load_imdb(DataSource("stanfordnlp/imdb"))
+        imdb = read_imdb(DataSource("stanfordnlp/imdb"))
         assert where.is_dir()  # made (missing) or used (elsewhere) where HF_DATASETS_CACHE points
     assert imdb["train"]["text"] == ["fine film", "dull film"] and imdb["train"]["label"] == [1, 0]
     assert imdb["train"].features["label"].names == ["neg", "pos"]
@@ -124,11 +124,11 @@ def test_the_training_device_is_this_process_gpu(monkeypatch):
 def test_loaded_models_go_to_the_training_device(monkeypatch):
     # The meta device stands in for a GPU: a model that lands there was moved by the loader.
     monkeypatch.setattr("course_utils.models.training_device", lambda: torch.device("meta"))
-    model = load_seq2seq_model("standin:t5-small")
+    model = load_model("standin:t5-small")
     assert {p.device.type for p in model.parameters()} == {"meta"}
     built = seq2seq_from_config("standin:t5-v1_1-base")
     assert {p.device.type for p in built.parameters()} == {"meta"}
-    assert load_seq2seq_model("standin:t5-small", device="cpu").device.type == "cpu"
+    assert load_model("standin:t5-small", device="cpu").device.type == "cpu"
 
 
 # 3. and 9. One recipe for the command; a notebook-sized run in the full profile -------------
@@ -262,7 +262,7 @@ def test_t5_summaries_truncate_at_512_even_when_the_tokenizer_knows_no_limit():
 
     tokenizer = load_tokenizer("standin:t5-small")
     tokenizer.model_max_length = int(1e30)  # what a Hub tokenizer without the setting reports
-    model = load_seq2seq_model("standin:t5-small")
+    model = load_model("standin:t5-small")
     seen = []
     model.generate = lambda input_ids, attention_mask, generation_config: seen.append(input_ids.shape) or input_ids[:, :3]
     summarize_t5(model, tokenizer, ["word " * 3000, "short article"], max_new_tokens=4, batch_size=2)
@@ -298,7 +298,7 @@ def test_save_and_reload_keep_the_output_layer_untied_and_intact(tmp_path, trans
     assert float(model.lm_head.weight.detach().std()) == pytest.approx(1.0, rel=0.05)  # T5's init for an untied head
     model.save_pretrained(tmp_path)
     transformers_notices.clear()
-    reloaded = load_seq2seq_model(str(tmp_path))
+    reloaded = load_model(str(tmp_path))
     assert not [n for n in transformers_notices if UNTIED_HEAD_NOTICE in n]  # right, and so not worth a warning at every load
     assert reloaded.lm_head.weight is not reloaded.shared.weight
     assert reloaded.num_parameters() == model.num_parameters()

@@ -14,7 +14,7 @@ from course_utils.data import load_imdb
 from course_utils.finetune import FinetuneConfig, answer_length, build_trainer, train
 from course_utils.hardware import native_bf16, resolve_precision, tf32, training_device
 from course_utils.memory import peak_memory, reset_peak_memory
-from course_utils.models import load_seq2seq_model, load_tokenizer
+from course_utils.models import load_model, load_tokenizer
 from course_utils.paths import data_dir
 from course_utils.pretrain import PretrainConfig, pretrain
 from course_utils.profiles import get_profile
@@ -28,7 +28,7 @@ SMALL = "standin:t5-small"
 
 def test_the_training_device_is_the_gpu_and_models_load_onto_it():
     assert training_device().type == "cuda"
-    assert next(load_seq2seq_model(SMALL).parameters()).device.type == "cuda"
+    assert next(load_model(SMALL).parameters()).device.type == "cuda"
 
 
 @pytest.mark.skipif(torch.cuda.is_available() and not native_bf16(), reason="this GPU has no native bf16")
@@ -36,10 +36,10 @@ def test_a_bf16_fine_tuning_step_trains_on_the_gpu(tmp_path):
     config = FinetuneConfig(model_name=SMALL, data_path=str(data_dir() / "imdb"), output_dir=str(tmp_path),
                             num_train_epochs=1, per_device_batch_size=8, max_train_rows=32, logging_steps=1,
                             precision="bf16")
-    splits, _ = prepare_imdb(load_imdb(get_profile().imdb), config.max_train_rows, 8)
+    splits, _ = load_imdb(get_profile().imdb, config.max_train_rows, 8)
     tok = load_tokenizer(SMALL)
     train_set = tokenize_for_seq2seq(splits["train"], tok, config.task_prefix, 512, answer_length(tok))
-    model = load_seq2seq_model(SMALL)
+    model = load_model(SMALL)
     trainer = build_trainer(config, model, tok, train_set)
     assert resolve_precision("auto") == "bf16" and trainer.args.bf16 and not trainer.args.fp16
     result = train(trainer)
@@ -86,7 +86,7 @@ def input_sensitive(model):
 
 def test_evaluation_generates_on_the_gpu_in_the_input_order():
     tok = load_tokenizer(SMALL)
-    model = input_sensitive(load_seq2seq_model(SMALL))
+    model = input_sensitive(load_model(SMALL))
     settings = generation_settings(model, max_new_tokens=4, do_sample=False, num_beams=1,
                                    suppress_tokens=tok.all_special_ids)
     texts = ["A fine film.", "Dull and far too long, I left early.", "Superb."]

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from course_utils.hardware import (NoGPUError, deepspeed_ops, describe_device, library_versions,
-                                   matmul_tflops, require_gpu)
+from course_utils.hardware import NoGPUError, require_gpu
+from course_utils.device_report import deepspeed_ops, describe_device, library_versions, matmul_tflops
 
 
 def test_describe_device_matches_torch():
@@ -46,7 +46,7 @@ def test_deepspeed_reports_its_cpu_ops():
 def test_library_notices_without_meaning_for_a_student_are_dropped_and_others_kept(monkeypatch, caplog):
     import logging
 
-    from course_utils.hardware import QUIET, quiet_library_notices
+    from course_utils.quiet import QUIET, quiet_library_notices
 
     monkeypatch.setenv("DS_ACCELERATOR", "restored after the test")  # records the variable's state first
     monkeypatch.delenv("DS_ACCELERATOR")
@@ -64,7 +64,7 @@ def test_library_notices_without_meaning_for_a_student_are_dropped_and_others_ke
 def test_messages_are_dropped_only_inside_the_block(caplog):
     import logging
 
-    from course_utils.hardware import messages_dropped
+    from course_utils.quiet import messages_dropped
 
     caplog.set_level(logging.WARNING)
     logger = logging.getLogger("course_test.notices")

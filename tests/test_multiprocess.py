@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from course_utils.finetune import FinetuneConfig, launch
-from course_utils.models import load_seq2seq_model, load_tokenizer
+from course_utils.models import load_model, load_tokenizer
 from course_utils.paths import data_dir
 from course_utils.sentiment import generate_answers
 from course_utils.zero import deepspeed_config_path
@@ -42,7 +42,7 @@ def test_two_processes_finish_reload_and_match_one_process(single_process, stage
     assert abs(figures["train_loss"] - reference["train_loss"]) <= LOSS_TOLERANCE * reference["train_loss"]
     assert abs(figures["accuracy"] - reference["accuracy"]) <= 0.1  # 64 held-out reviews, measured by rank 0
     # ZeRO-3 holds each weight in shards; the saved file must have every weight whole, and trained.
-    saved, initial = load_seq2seq_model(str(two.model_dir)), load_seq2seq_model(two.model_name)
+    saved, initial = load_model(str(two.model_dir)), load_model(two.model_name)
     shapes = {name: tuple(p.shape) for name, p in saved.state_dict().items()}
     assert shapes == {name: tuple(p.shape) for name, p in initial.state_dict().items()}
     assert any(not torch.equal(p, initial.state_dict()[name]) for name, p in saved.state_dict().items())

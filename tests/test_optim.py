@@ -52,9 +52,9 @@ def test_decoupled_weight_decay_after_the_step():
 
 
 def test_no_weight_decay_on_biases_and_layer_norms():
-    from course_utils.models import load_seq2seq_model
+    from course_utils.models import load_model
 
-    model = load_seq2seq_model("standin:t5-v1_1-base")
+    model = load_model("standin:t5-v1_1-base")
     decay, no_decay = parameter_groups(model, weight_decay=0.01)
     names = {id(p): n for n, p in model.named_parameters()}
     assert decay["weight_decay"] == 0.01 and no_decay["weight_decay"] == 0.0

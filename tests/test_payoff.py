@@ -5,7 +5,7 @@ import dataclasses
 import torch
 
 from course_utils import finetune
-from course_utils.models import load_seq2seq_model
+from course_utils.models import load_model
 from course_utils.paths import data_dir
 from course_utils.finetune import compare_starts, margin_sentence
 from course_utils.pretrain import PretrainConfig, initial_model, save_initial_weights
@@ -15,7 +15,7 @@ from course_utils.profiles import get_profile
 def test_the_saved_start_is_the_pretraining_runs_first_weights(tmp_path):
     config = PretrainConfig(model_name="standin:t5-v1_1-base", data_path=str(data_dir() / "c4"), seed=7)
     folder = save_initial_weights(config, tmp_path / "random")
-    saved, again = load_seq2seq_model(folder).state_dict(), initial_model(config).state_dict()
+    saved, again = load_model(folder).state_dict(), initial_model(config).state_dict()
     assert saved.keys() == again.keys()
     for name in saved:
         assert torch.equal(saved[name], again[name]), name

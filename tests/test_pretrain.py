@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from course_utils.configs import InputError
-from course_utils.models import load_seq2seq_model, load_tokenizer
+from course_utils.models import load_model, load_tokenizer
 from course_utils.paths import data_dir
 from course_utils.pretrain import PretrainConfig, check_config, log_line, pretrain
 from course_utils.pretrain_data import iter_texts
@@ -165,7 +165,7 @@ def test_from_pretrained_continues_from_saved_weights(straight):
     _, result, _ = straight
     continued = build_model(PretrainConfig(model_name=result.model_dir, from_pretrained=True))
     fresh = build_model(PretrainConfig(model_name=result.model_dir))
-    saved = load_seq2seq_model(result.model_dir)
+    saved = load_model(result.model_dir)
     assert all(torch.equal(a, b) for a, b in zip(continued.state_dict().values(), saved.state_dict().values()))
     assert not all(torch.equal(a, b) for a, b in zip(fresh.state_dict().values(), saved.state_dict().values()))
 
@@ -179,7 +179,7 @@ def test_input_reliance_against_the_runs_own_evaluation(straight):
     config, result, _ = straight
     batches = held_out_batches(config, load_tokenizer(config.model_name))
     assert len(batches) == config.eval_batches and len(batches[0]["input_ids"]) == config.batch_size
-    model = load_seq2seq_model(result.model_dir)
+    model = load_model(result.model_dir)
     scores = input_reliance(model, batches)
     # Own input: the saved model scores what the run measured at its last step on the same held-out rows.
     assert scores["own input"] == pytest.approx(result.eval_nll[config.total_steps], rel=1e-5)

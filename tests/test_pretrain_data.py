@@ -11,7 +11,7 @@ import torch
 
 from course_utils.models import load_tokenizer
 from course_utils.paths import data_dir
-from course_utils.pretrain_data import (CorruptedBatches, TextSource, batch_loader, cut_rows, encode, iter_texts,
+from course_utils.pretrain_data import (CorruptedBatches, TextSource, batch_loader, cut_rows, encode_documents, iter_texts,
                                         loader_state, restore_loader, start_batches, stop_batches)
 from course_utils.span_corruption import span_corruption_collator
 
@@ -85,7 +85,7 @@ def test_each_batch_is_one_readers_and_readers_take_turns(tokenizer):
 def test_a_pass_holds_every_document_of_the_share_once_in_blocks_of_shuffled_order(tokenizer):
     share = list(iter_texts(str(data_dir() / "c4"), None, "train", rank=1, world_size=2))
     stream = corrupting(tokenizer, collator=raw, raw_length=64, rows_per_batch=1, rank=1, world_size=2)
-    tokens_per_pass = sum(len(ids) for ids in encode(tokenizer, share))
+    tokens_per_pass = sum(len(ids) for ids in encode_documents(tokenizer, share))
     rows = iter(stream)
     pass_tokens = np.concatenate([next(rows)["rows"][0].numpy() for _ in range(tokens_per_pass // 64)])
     # Cut the stream after each end-of-sequence token: the documents of the share, each once, in an
@@ -93,7 +93,7 @@ def test_a_pass_holds_every_document_of_the_share_once_in_blocks_of_shuffled_ord
     # whole document, cut off with the last partial row (one short document, or two, and part of one).
     ends = np.flatnonzero(pass_tokens == tokenizer.eos_token_id)
     documents = [tuple(d) for d in np.split(pass_tokens[:ends[-1] + 1], ends[:-1] + 1)]
-    expected = [tuple(ids) for ids in encode(tokenizer, share)]
+    expected = [tuple(ids) for ids in encode_documents(tokenizer, share)]
     missing = Counter(expected) - Counter(documents)
     assert sum(len(d) * n for d, n in missing.items()) == tokens_per_pass - (ends[-1] + 1)
     assert 1 <= missing.total() and len(documents) == len(expected) - missing.total()

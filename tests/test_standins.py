@@ -7,7 +7,7 @@ import torch
 from transformers import (AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer, GPT2LMHeadModel,
                           T5ForConditionalGeneration)
 
-from course_utils.models import load_seq2seq_model, load_tokenizer, resolve_model
+from course_utils.models import load_model, load_tokenizer, resolve_model
 from course_utils.standins import STANDINS, ensure_standin
 
 
@@ -86,7 +86,7 @@ def test_resolve_model_passes_hub_names_through_and_rejects_unknown_standins(mon
     monkeypatch.setenv("COURSE_CACHE_DIR", str(cache))
     assert resolve_model("standin:t5-base") == str(paths["t5-base"])
     assert type(load_tokenizer("standin:t5-base")).__name__ == "T5Tokenizer"
-    loaded = load_seq2seq_model("standin:t5-base")
+    loaded = load_model("standin:t5-base")
     assert loaded.num_parameters() == type(loaded)(loaded.config).num_parameters()  # every weight of its config
     with pytest.raises(ValueError, match="No stand-in called 'llama'"):
         resolve_model("standin:llama")

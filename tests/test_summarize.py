@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.models import load_causal_lm, load_seq2seq_model, load_tokenizer
+from course_utils.models import load_model, load_tokenizer
 from course_utils.summarize import (TLDR, PreparedSummarizer, WarmUp, gpt2_prompt, language_model_blocks,
                                     lead_sentences, prepare_summarizer, repeated_ngram_share, summarize_gpt2,
                                     summary_figures, warmup_key, warmup_trainer)
@@ -26,7 +26,7 @@ def test_gpt2_prompt_fits_the_context_and_ends_with_tldr():
 
 
 def test_gpt2_summaries_keep_the_input_order_and_exclude_the_prompt():
-    tok, model = load_tokenizer("standin:gpt2"), load_causal_lm("standin:gpt2")
+    tok, model = load_tokenizer("standin:gpt2"), load_model("standin:gpt2")
     articles = ["A short one.", "A much longer article about the council budget vote. " * 5, "Mid length text here."]
     batched = summarize_gpt2(model, tok, articles, max_new_tokens=5, batch_size=3)
     alone = [summarize_gpt2(model, tok, [a], max_new_tokens=5)[0] for a in articles]
@@ -96,13 +96,13 @@ def test_the_gpt2_warmup_learns_its_blocks_as_labels_and_t5_its_highlights(tmp_p
 
     tok = load_tokenizer("standin:gpt2")
     blocks = Dataset.from_dict(language_model_blocks(["one two three four five six seven"] * 3, tok, block_size=4))
-    model = load_causal_lm("standin:gpt2")
+    model = load_model("standin:gpt2")
     trainer = warmup_trainer(model, tok, blocks, WarmUp(1.0, 1e-3, objective="language_model"), tmp_path)
     batch = trainer.data_collator([blocks[0], blocks[1]])
     assert batch["labels"].tolist() == batch["input_ids"].tolist() == blocks["input_ids"][:2]  # the model shifts
     t5_tok = load_tokenizer("standin:t5-small")
     pairs = [{"input_ids": [5, 6, 7, 1], "labels": [8, 1]}, {"input_ids": [5, 1], "labels": [9, 10, 11, 1]}]
-    t5 = warmup_trainer(load_seq2seq_model("standin:t5-small"), t5_tok, pairs, WarmUp(1.0, 1e-3), tmp_path / "t5")
+    t5 = warmup_trainer(load_model("standin:t5-small"), t5_tok, pairs, WarmUp(1.0, 1e-3), tmp_path / "t5")
     padded = t5.data_collator(pairs)
     assert padded["labels"].tolist() == [[8, 1, -100, -100], [9, 10, 11, 1]]  # padding never counts in the loss
 
@@ -112,7 +112,7 @@ def test_the_gpt2_warmup_trains_without_library_notices(tmp_path, transformers_n
 
     tok = load_tokenizer("standin:gpt2")
     blocks = Dataset.from_dict(language_model_blocks(["one two three four five six seven"] * 3, tok, block_size=4))
-    model = load_causal_lm("standin:gpt2")
+    model = load_model("standin:gpt2")
     assert model.loss_type == "ForCausalLM"  # named at load; transformers would guess it and say so
     warmup_trainer(model, tok, blocks, WarmUp(1.0, 1e-3, objective="language_model"), tmp_path).train()
     assert model.config.pad_token_id == model.generation_config.pad_token_id == tok.eos_token_id

@@ -1,0 +1,136 @@
+"""Checkpoints that survive a kill, the resume from them, and the signals that stop a run cleanly.
+
+    save_checkpoint(accelerator, config, step, result, loader)   # complete, or not there at all
+    step = maybe_resume(accelerator, config, result, loader)     # 0, or the newest complete checkpoint's step
+    with StopSignals() as signals:                               # SIGTERM / SIGUSR1: stop after this step
+        ...
+        if signals.requested(accelerator): ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import threading
+from pathlib import Path
+
+from .pretrain_config import PretrainConfig, PretrainResult, result_from_json
+from .pretrain_data import loader_state, restore_loader
+
+
+def checkpoints_dir(config: PretrainConfig) -> Path:
+    return Path(config.output_dir) / "checkpoints"
+
+
+def complete_checkpoints(config: PretrainConfig) -> list[Path]:
+    """The finished checkpoints, oldest first: ``step-NNNNNNN`` folders (a folder gets that name only when complete)."""
+    folder = checkpoints_dir(config)
+    found = [p for p in folder.glob("step-*") if (p / "progress.json").exists()] if folder.is_dir() else []
+    return sorted(found, key=lambda p: int(p.name.removeprefix("step-")))
+
+
+def data_state_file(folder: Path, rank: int) -> Path:
+    return folder / f"data_state_{rank}.json"
+
+
+def save_checkpoint(accelerator, config: PretrainConfig, step: int, result: PretrainResult, loader) -> Path:
+    """``save_state`` (model, optimizer, scheduler, RNGs), where each process's data stream is, and the
+    run's history, published only when complete.
+
+    Everything is written to ``.incomplete-step-N`` first and renamed to ``step-N`` last, in one atomic
+    rename: a kill at any moment leaves the previous checkpoint whole. Then all but the newest
+    ``keep_checkpoints`` go.
+    """
+    final = checkpoints_dir(config) / f"step-{step:07d}"
+    partial = checkpoints_dir(config) / f".incomplete-step-{step:07d}"
+    if accelerator.is_main_process:
+        shutil.rmtree(partial, ignore_errors=True)  # what a kill in the middle of an earlier save left
+        partial.mkdir(parents=True)
+    accelerator.wait_for_everyone()
+    accelerator.save_state(str(partial))
+    data_state_file(partial, accelerator.process_index).write_text(json.dumps(loader_state(loader)))
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        (partial / "progress.json").write_text(json.dumps({"step": step, "result": dataclasses.asdict(result)}))
+        if final.exists():  # this very step was saved before (a resumed run that stopped again at once)
+            shutil.rmtree(partial)
+        else:
+            os.replace(partial, final)
+        for old in complete_checkpoints(config)[:-config.keep_checkpoints]:
+            shutil.rmtree(old, ignore_errors=True)
+    accelerator.wait_for_everyone()
+    return final
+
+
+def maybe_save_checkpoint(accelerator, config: PretrainConfig, step: int, result: PretrainResult, loader,
+                          force: bool = False) -> None:
+    """A checkpoint every ``checkpoint_every`` steps (and when ``force``)."""
+    if force or (config.checkpoint_every and step % config.checkpoint_every == 0):
+        save_checkpoint(accelerator, config, step, result, loader)
+
+
+def maybe_resume(accelerator, config: PretrainConfig, result: PretrainResult, loader, echo=print) -> int:
+    """The step to start from: 0, or the newest complete checkpoint's step (its state, the data
+    stream's position and the run's history restored). With ``resume="auto"`` a folder without a
+    complete checkpoint (none yet, or only one a kill left half-written) means a fresh start; it says which."""
+    if not config.resume:
+        return 0
+    found = complete_checkpoints(config)
+    if not found and config.resume == "auto":
+        if accelerator.is_main_process:
+            echo(f"resume auto: no complete checkpoint in {checkpoints_dir(config)}; starting from step 0")
+        return 0
+    if not found:
+        raise FileNotFoundError(f"resume=True but {checkpoints_dir(config)} holds no complete checkpoint; "
+                                "start without resume, or resume auto to start afresh when there is none.")
+    if config.resume == "auto" and accelerator.is_main_process:
+        echo(f"resume auto: resuming from {found[-1]}")
+    accelerator.load_state(str(found[-1]))
+    data_state = data_state_file(found[-1], accelerator.process_index)
+    if not data_state.exists():
+        raise FileNotFoundError(f"{found[-1]} holds no data position for process {accelerator.process_index}: "
+                                "resume with as many processes as the run that saved it, or start without resume.")
+    restore_loader(loader, json.loads(data_state.read_text()), str(found[-1]))
+    progress = json.loads((found[-1] / "progress.json").read_text())
+    saved = result_from_json(progress["result"])
+    result.train_losses, result.train_seconds = saved.train_losses, saved.train_seconds
+    result.timed_steps, result.first_step_seconds = saved.timed_steps, saved.first_step_seconds
+    result.eval_nll, result.eval_nll_other_input = saved.eval_nll, saved.eval_nll_other_input
+    return progress["step"]
+
+
+class StopSignals:
+    """While active, SIGTERM and SIGUSR1 ask the run to stop after the current step instead of killing it.
+
+    A cluster sends SIGTERM at a job's time limit or on preemption, some seconds before SIGKILL;
+    SLURM can send SIGUSR1 earlier (``--signal=USR1@120``). Outside the main thread (where Python
+    cannot install handlers) it does nothing.
+    """
+
+    NAMES = ("SIGTERM", "SIGUSR1")
+
+    def __init__(self):
+        self.received, self._previous = "", {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for name in self.NAMES:
+                self._previous[name] = signal.signal(getattr(signal, name), self._note)
+        return self
+
+    def _note(self, number, frame) -> None:
+        self.received = signal.Signals(number).name
+
+    def __exit__(self, *exc) -> None:
+        for name, handler in self._previous.items():
+            signal.signal(getattr(signal, name), handler)
+
+    def requested(self, accelerator) -> bool:
+        """True on every process once any process got a signal (processes must stop at the same step)."""
+        import torch
+
+        flag = torch.tensor([1.0 if self.received else 0.0], device=accelerator.device)
+        return bool(accelerator.reduce(flag, "max").item()) if accelerator.num_processes > 1 else bool(self.received)

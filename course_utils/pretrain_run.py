@@ -1,0 +1,293 @@
+"""Everything a pretraining loop does besides forward, backward and step: the devices, the batches,
+held-out NLL, logging, checkpoints and stop signals, in one object the loop calls (nanoT5's ``maybe_*``).
+
+    with PretrainRun(config) as run:                      # Accelerate, TF32, SIGTERM handling, this run's peak
+        config = run.fit(model)                           # accumulation chosen for this GPU's memory
+        model, optimizer = run.prepare(model, optimizer, scheduler)   # onto the device; compiled on a GPU
+        step, batches = run.resume(model, tokenizer)      # 0 or the checkpoint's step; the data workers start
+        ...                                               # the loop: see pretrain_loop.pretrain
+        result = run.finish(model, tokenizer)             # final NLL, the model saved, result.json
+
+Every ``log_every`` steps it prints a line in nanoT5's shape:
+
+    [train] Step 100 out of 65536 | Loss --> 4.219 | Grad_l2 --> 1.204 | Weights_l2 --> 7042.931 | Lr --> 0.010 | Seconds_per_step --> 0.560 |
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+from itertools import islice
+from pathlib import Path
+
+from .checkpoints import StopSignals, maybe_resume, maybe_save_checkpoint, save_checkpoint
+from .hardware import resolve_precision, tf32
+from .memory import reset_peak_memory
+from .paths import repo_root
+from .pretrain_config import (PretrainConfig, PretrainResult, check_config, collator_for, compiles, micro_batch_size,
+                              finished_run, resolve_accumulation, write_result)
+from .pretrain_data import CorruptedBatches, TextSource, batch_loader, start_batches, stop_batches
+
+
+class PretrainRun:
+    """One pretraining run's support; ``with`` it, so the data workers, TensorBoard and TF32 end with it."""
+
+    def __init__(self, config: PretrainConfig, echo=print):
+        self.config, self.echo = config, echo
+        self.loader, self.held_out, self._stack = None, [], contextlib.ExitStack()
+        self._window_losses, self._window_seconds = [], []
+
+    def __enter__(self) -> PretrainRun:
+        import torch
+        from accelerate import Accelerator
+
+        self._stack.enter_context(tf32(self.config.tf32))  # for this run only: the process's own setting afterwards
+        self.precision = resolve_precision(self.config.precision)
+        self.accelerator = Accelerator(mixed_precision="bf16" if self.precision == "bf16" else "no",
+                                       cpu=not torch.cuda.is_available(), log_with="tensorboard",
+                                       project_dir=self.config.output_dir)
+        check_config(self.config, self.accelerator.num_processes)
+        reset_peak_memory()  # this run's peak, not an earlier one's
+        self.signals = self._stack.enter_context(StopSignals())
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.loader is not None:
+            stop_batches(self.loader)
+        # Close TensorBoard as end_training would, but keep the launcher's process group: Accelerate's
+        # state outlives one run, and a second run in this process (the optimizer race) needs the group.
+        for tracker in self.accelerator.trackers:
+            tracker.finish()
+        self._stack.close()
+
+    def fit(self, model) -> PretrainConfig:
+        """The config with its gradient accumulation chosen for this GPU (when 0); the run's result starts."""
+        world = self.accelerator.num_processes
+        self.config = resolve_accumulation(self.config, world, model.num_parameters(), self.precision)
+        check_config(self.config, world)
+        self.micro_batch = micro_batch_size(self.config, world)
+        if self.accelerator.is_main_process:
+            self.echo(f"{self.config.batch_size} rows per step = {self.micro_batch} per forward pass x "
+                      f"{self.config.gradient_accumulation_steps} accumulation x {world} process(es); "
+                      f"{self.config.data_workers} data worker(s) per process")
+        self.result = PretrainResult(steps=0, processes=world,
+                                     gradient_accumulation_steps=self.config.gradient_accumulation_steps)
+        return self.config
+
+    def prepare(self, model, optimizer, scheduler):
+        """(model, optimizer) on the run's device, the model compiled where the config says; the scheduler
+        is checkpointed with them but stepped by the loop (Accelerate would step it once per process)."""
+        import torch
+
+        model, optimizer = self.accelerator.prepare(model, optimizer)
+        self.accelerator.register_for_checkpointing(scheduler)
+        if compiles(self.config, self.accelerator.device):
+            # Dynamo keeps the compiled versions of earlier runs' models, and every prepared model shares
+            # Accelerate's forward wrapper: after 8 versions (recompile_limit) new ones silently run eager.
+            torch._dynamo.reset()
+            model = torch.compile(model, backend=self.config.compile_backend)
+        return model, optimizer
+
+    def resume(self, model, tokenizer):
+        """(step to start after, endless batches): 0 and the held-out NLL of the random start, or a checkpoint's
+        step with its state, history and data position restored."""
+        rank, world = self.accelerator.process_index, self.accelerator.num_processes
+        # Not accelerator.prepare(loader): each process already reads its own share of the documents.
+        self.loader = batch_loader(corrupted_batches(self.config, tokenizer, "train", self.config.seed, rank, world),
+                                   self.config.data_workers, pin_memory=self.accelerator.device.type == "cuda")
+        step = maybe_resume(self.accelerator, self.config, self.result, self.loader, self.echo)
+        self.accelerator.init_trackers("tensorboard")
+        batches = start_batches(self.loader)  # the workers start here, from the restored position
+        self.held_out = held_out_batches(self.config, tokenizer, rank, world)
+        self.result.steps, self._first_step = step, step + 1
+        if step == 0:
+            self.evaluate(model, 0)
+        return step, batches
+
+    def retry_on_oom(self, train_step, model, optimizer, batch: dict):
+        """``train_step(accelerator, model, batch, micro_batch)``; when a micro-batch runs out of GPU memory in a
+        single process, the same batch again in micro-batches half as large (twice the accumulation), saying so."""
+        import torch
+
+        if self.result.steps + 1 == self._first_step:  # are the processes' shards distinct?
+            self.result.first_batch_checksums = _gathered_checksum(self.accelerator,
+                                                                   batch["input_ids"][:self.micro_batch])
+        while True:
+            try:
+                return train_step(self.accelerator, model, batch, self.micro_batch)
+            except torch.OutOfMemoryError as error:
+                optimizer.zero_grad(set_to_none=True)
+                if self.accelerator.num_processes > 1 or self.micro_batch < 2 or self.micro_batch % 2:
+                    # Other processes cannot learn of it without a collective: stop with what to set.
+                    raise RuntimeError(f"Out of GPU memory with {self.micro_batch} rows per forward pass; rerun with "
+                                       "--gradient-accumulation-steps set to twice the accumulation above.") from error
+                del error  # its traceback holds the step's activations
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+                self.micro_batch //= 2
+                self.result.gradient_accumulation_steps *= 2
+                self.echo(f"Out of GPU memory: accumulating twice as many micro-batches of {self.micro_batch} rows "
+                          "from now on.")
+
+    def maybe_log(self, step: int, loss, grad_norm, scheduler, model, seconds: float) -> None:
+        """The step's loss and time noted (a job's first step, which compiles, timed apart); every ``log_every``
+        steps and at the last, the window's means to TensorBoard, the log and the result."""
+        self.result.steps = step
+        if step == self._first_step:
+            self.result.first_step_seconds.append(seconds)
+        else:
+            self.result.train_seconds += seconds
+            self.result.timed_steps += 1
+            self._window_seconds.append(seconds)
+        self._window_losses.append(loss)
+        if step % self.config.log_every and step != self.last_step:
+            return
+        import torch
+
+        seconds = self._window_seconds or [seconds]
+        loss_mean = self.accelerator.reduce(torch.stack(self._window_losses).mean(), "mean").item()
+        figures = {"train/loss": loss_mean, "train/grad_l2": float(grad_norm), "train/lr": scheduler.get_last_lr()[0],
+                   "train/weights_l2": weights_l2(model), "train/seconds_per_step": sum(seconds) / len(seconds)}
+        self.accelerator.log(figures, step=step)
+        if self.accelerator.is_main_process:
+            self.echo(log_line(step, self.config.total_steps, loss_mean, figures["train/grad_l2"],
+                               figures["train/weights_l2"], figures["train/lr"], figures["train/seconds_per_step"]))
+        self.result.train_losses.append((step, loss_mean))
+        self._window_losses, self._window_seconds = [], []
+
+    @staticmethod
+    def finished(output_dir, model_name: str | None = None) -> tuple[PretrainConfig, PretrainResult] | None:
+        """(config, result) of a run in ``output_dir`` that reached its total_steps and saved its model, else None;
+        ``model_name``, when given, must be the architecture it pretrained (``pretrain_config.finished_run``).
+        A relative ``output_dir`` is read from the repository's root, where the recipe's command writes it."""
+        return finished_run(repo_root() / output_dir, model_name)
+
+    @property
+    def last_step(self) -> int:
+        return self.config.stop_at_step or self.config.total_steps
+
+    def maybe_evaluate(self, step: int, model) -> None:
+        """Held-out NLL every ``eval_every`` steps and at the recipe's last step."""
+        if (self.config.eval_every and step % self.config.eval_every == 0) or step == self.config.total_steps:
+            self.evaluate(model, step)
+
+    def evaluate(self, model, step: int) -> None:
+        """Held-out NLL per target token (all targets are equally long), with own and with another row's
+        inputs, averaged over processes; into the result and TensorBoard."""
+        import torch
+
+        scores = input_reliance(model, self.held_out, self.accelerator.device, self.micro_batch)
+        mean = {name: self.accelerator.reduce(torch.tensor(value, device=self.accelerator.device), "mean").item()
+                for name, value in scores.items()}
+        self.result.eval_nll[step], self.result.eval_nll_other_input[step] = mean["own input"], mean["another row's input"]
+        self.accelerator.log({"eval/nll": mean["own input"], "eval/nll_other_input": mean["another row's input"]},
+                             step=step)
+
+    def stop_requested(self, step: int) -> bool:
+        """True, after a checkpoint, once any process got SIGTERM or SIGUSR1 (all stop at the same step)."""
+        if not self.signals.requested(self.accelerator):
+            return False
+        self.result.stopped_by = self.signals.received or "a signal to another process"
+        path = save_checkpoint(self.accelerator, self.config, step, self.result, self.loader)
+        if self.accelerator.is_main_process:
+            self.echo(f"Stopped by {self.result.stopped_by} after step {step} of {self.config.total_steps}; checkpoint "
+                      f"{path}. Resume with the same command and --resume true (or auto).")
+        return True
+
+    def maybe_save_checkpoint(self, step: int) -> None:
+        """A checkpoint every ``checkpoint_every`` steps and at the run's last step."""
+        maybe_save_checkpoint(self.accelerator, self.config, step, self.result, self.loader,
+                              force=step == self.last_step)
+
+    def finish(self, model, tokenizer) -> PretrainResult:
+        """The result: seconds per step over the timed steps of every job; unless a signal stopped the run
+        (its checkpoint holds it), the last NLL, the model saved to ``<output_dir>/model`` and result.json."""
+        result, config = self.result, self.config
+        timed = (result.train_seconds, result.timed_steps) if result.timed_steps else \
+            (sum(result.first_step_seconds), len(result.first_step_seconds))  # a run of first steps only
+        result.seconds_per_step = timed[0] / timed[1] if timed[1] else float("nan")
+        # A step that ran out of memory doubled the accumulation: the run's config says what it trained with.
+        self.config = config = dataclasses.replace(config, gradient_accumulation_steps=result.gradient_accumulation_steps)
+        if not result.stopped_by:
+            if result.steps == config.total_steps and config.total_steps not in result.eval_nll:
+                self.evaluate(model, config.total_steps)
+            result.model_dir = self._save_model(model, tokenizer)
+            if self.accelerator.is_main_process:
+                write_result(config, result)
+        return result
+
+    def _save_model(self, model, tokenizer) -> str:
+        model_dir = Path(self.config.output_dir) / "model"
+        self.accelerator.wait_for_everyone()
+        if self.accelerator.is_main_process:
+            self.accelerator.unwrap_model(model).save_pretrained(str(model_dir))
+            tokenizer.save_pretrained(str(model_dir))
+        self.accelerator.wait_for_everyone()
+        return str(model_dir)
+
+
+def _gathered_checksum(accelerator, input_ids) -> list[int]:
+    import torch
+
+    checksum = torch.tensor([int(input_ids.long().sum())], device=accelerator.device)
+    return [int(c) for c in accelerator.gather(checksum)]
+
+
+def corrupted_batches(config: PretrainConfig, tokenizer, split: str, seed: int, rank: int = 0,
+                      world_size: int = 1) -> CorruptedBatches:
+    """This process's endless batches of ``split``: ``batch_size / world_size`` corrupted rows each."""
+    collator, raw_length = collator_for(config, tokenizer)
+    source = TextSource(config.data_path, config.data_config, split, config.text_column)
+    return CorruptedBatches(source, tokenizer, collator, raw_length, config.batch_size // world_size, seed, rank,
+                            world_size, config.shuffle_block)
+
+
+def held_out_batches(config: PretrainConfig, tokenizer, rank: int = 0, world_size: int = 1) -> list[dict]:
+    """The fixed held-out batches a run evaluates on: ``eval_batches`` of the validation split, noise seed 0,
+    read in this process (the same whatever data_workers is)."""
+    return list(islice(corrupted_batches(config, tokenizer, "validation", 0, rank, world_size), config.eval_batches))
+
+
+def split_rows(batch: dict, rows: int) -> list[dict]:
+    """``batch`` cut into parts of ``rows`` rows: a step's micro-batches (every tensor is (rows, length))."""
+    return [{key: value[i:i + rows] for key, value in batch.items()} for i in range(0, len(batch["labels"]), rows)]
+
+
+def input_reliance(model, batches: list[dict], device=None, micro_batch: int | None = None) -> dict[str, float]:
+    """Held-out NLL per target token with each row's own input, and with the next row's input instead.
+
+    Span corruption hides words the input's context points to. A model that has only learnt the
+    targets' own patterns (which sentinels, which common words) scores about the same either way;
+    the gap opens once it reads the input, which is what a downstream task needs from the encoder.
+    Each batch goes through the model ``micro_batch`` rows at a time (None: whole); every target
+    has the same length, so the mean over equal parts is the batch's mean.
+    """
+    import torch
+
+    if any(len(b["input_ids"]) < 2 for b in batches):
+        raise ValueError("input_reliance swaps inputs between rows, so every batch needs at least 2 rows.")
+    device = device or next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    scores = {"own input": [], "another row's input": []}
+    with torch.no_grad():
+        for b in batches:
+            for name, shift in (("own input", 0), ("another row's input", 1)):
+                inputs = {"input_ids": b["input_ids"].roll(shift, dims=0), "labels": b["labels"]}  # row i gets row i-1's input
+                for part in split_rows(inputs, micro_batch or len(b["labels"])):
+                    scores[name].append(float(model(**{k: v.to(device) for k, v in part.items()}).loss))
+    model.train(was_training)
+    return {name: sum(values) / len(values) for name, values in scores.items()}
+
+
+def weights_l2(model) -> float:
+    import torch
+
+    return math.sqrt(sum(float(torch.sum(p.detach().float() ** 2)) for p in model.parameters()))
+
+
+def log_line(step: int, total: int, loss: float, grad: float, weights: float, lr: float, seconds: float) -> str:
+    """nanoT5's progress line."""
+    return (f"[train] Step {step} out of {total} | Loss --> {loss:.3f} | Grad_l2 --> {grad:.3f} | "
+            f"Weights_l2 --> {weights:.3f} | Lr --> {lr:.3f} | Seconds_per_step --> {seconds:.3f} |")
