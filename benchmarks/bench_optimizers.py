@@ -32,9 +32,10 @@ def run(profile_name: str, steps: int, learning_rate: float) -> dict[tuple[str, 
     from course_utils.environment import start_session
 
     session = start_session(profile_name, tempfile.mkdtemp(prefix="bench-optimizers-"))
-    from course_utils.pretrain import pretrain_config, pretrain_variants
+    from course_utils.pretrain_config import PretrainConfig
+    from course_utils.pretrain import pretrain_variants
 
-    config = pretrain_config(session.profile, str(session.output_dir), learning_rate=learning_rate, total_steps=steps,
+    config = PretrainConfig.for_profile(session.profile, str(session.output_dir), learning_rate=learning_rate, total_steps=steps,
                              eval_every=max(steps // 4, 1), checkpoint_every=0)
     variants = {(optimizer, schedule): dict(optimizer=optimizer, lr_scheduler=schedule)
                 for optimizer in OPTIMIZERS for schedule in SCHEDULES}

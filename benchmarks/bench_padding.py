@@ -34,7 +34,8 @@ from transformers.trainer_pt_utils import LengthGroupedSampler  # noqa: E402
 from course_utils.data import load_imdb  # noqa: E402
 from course_utils.models import load_tokenizer  # noqa: E402
 from course_utils.profiles import get_profile  # noqa: E402
-from course_utils.sentiment import prepare_imdb, token_lengths, tokenize_for_seq2seq  # noqa: E402
+from course_utils.sentiment import prepare_imdb, token_lengths
+from course_utils.sentiment_trainer import tokenize_pairs
 
 PREFIX = "sst2 sentence: "
 # t5-small's published config (60M parameters); the vocabulary covers the stand-in tokenizer's ids.
@@ -58,7 +59,7 @@ def original_batches(split, tokenizer, batch_size, steps, seed):
 
 def lesson_batches(split, tokenizer, model, batch_size, steps, seed):
     """Lesson 01: no padding in .map, length-grouped batches, each padded to its own longest row."""
-    tokenized = tokenize_for_seq2seq(split, tokenizer, PREFIX, 512, 8)
+    tokenized = tokenize_pairs(split, tokenizer, "text", "label_text", PREFIX, 512, 8)
     lengths = [len(ids) for ids in tokenized["input_ids"]]
     sampler = LengthGroupedSampler(batch_size, lengths=lengths, generator=torch.Generator().manual_seed(seed))
     order = list(sampler)

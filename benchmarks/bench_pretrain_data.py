@@ -127,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         session = start_session(args.profile, scratch)  # offline switches before the HF imports below
         from course_utils.models import load_tokenizer
-        from course_utils.pretrain import PretrainConfig, corrupted_batches
+        from course_utils.pretrain_config import PretrainConfig
+        from course_utils.pretrain_run import corrupted_batches
         from course_utils.pretrain_data import TextSource
 
         profile = session.profile

@@ -41,10 +41,12 @@ def main(argv: list[str] | None = None) -> int:
         from course_utils.models import load_model, load_tokenizer
         from course_utils.finetune import compare_starts
         from course_utils.pretrain import save_initial_weights
-        from course_utils.pretrain import held_out_batches, input_reliance, pretrain, pretrain_config
+        from course_utils.pretrain_run import held_out_batches, input_reliance
+        from course_utils.pretrain_loop import pretrain
+        from course_utils.pretrain_config import PretrainConfig
 
         changes = {"total_steps": args.pretrain_steps} if args.pretrain_steps else {}
-        config = pretrain_config(session.profile, output_dir=f"{scratch}/pretrain", **changes)
+        config = PretrainConfig.for_profile(session.profile, output_dir=f"{scratch}/pretrain", **changes)
         if args.pretrained_dir:
             pretrained = args.pretrained_dir
         else:

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "rehearsal"))
 
-from course_utils.hardware import training_flops  # noqa: E402
+from course_utils.hardware import training_flops
 from hub_repos import PUBLISHED_CONFIGS  # noqa: E402
 
 PEAK_TFLOPS = {"A100": 312.0, "H100/H200": 989.0}
@@ -43,7 +43,7 @@ IMDB_MEAN_TOKENS = 300
 ANSWER_TOKENS = 3                               # "positive" / "negative" and </s>
 NOTEBOOK_PRETRAIN_STEPS, RECIPE_STEPS, BATCH, INPUTS, TARGETS = 6000, 65536, 128, 512, 114
 # Generation runs one decoding step after another. Counted from the notebooks' settings: accuracy in
-# batches of 64 reviews (FinetuneConfig.eval_batch_size) of 3 answer tokens; lesson 03's 100 articles
+# batches of 64 reviews (FinetuneConfig.generate_batch_size) of 3 answer tokens; lesson 03's 100 articles
 # in batches of 8 for 80 new tokens, in six passes (t5-small, t5-base and a third T5 pass, GPT-2 three ways).
 EVAL_BATCH, ARTICLES, SUMMARY_BATCH, NEW_TOKENS, SUMMARY_PASSES = 64, 100, 8, 80, 6
 # Assumed, not measured: the time of one decoding step with Hugging Face generate on a GPU, mostly

@@ -155,7 +155,9 @@ def part_finetune_step(tiny: bool) -> dict:
     from datasets import Dataset
     from transformers import TrainerCallback
 
-    from course_utils.finetune import FinetuneConfig, answer_length, build_trainer, train
+    from course_utils.finetune import FinetuneConfig, train
+    from course_utils.sentiment_trainer import count_answer_tokens
+    from course_utils.sentiment_trainer import build_trainer
     from course_utils.hardware import resolve_precision
     from course_utils.models import load_tokenizer, seq2seq_from_config
 
@@ -177,7 +179,7 @@ def part_finetune_step(tiny: bool) -> dict:
         rows, length = shape["batch_size"] * shape["steps"], shape["length"]
         inputs = np.random.default_rng(0).integers(3, len(tokenizer) - 100, size=(rows, length - 1)).tolist()
         answer = tokenizer("positive").input_ids
-        assert len(answer) <= answer_length(tokenizer)
+        assert len(answer) <= count_answer_tokens(tokenizer)
         data = Dataset.from_dict({"input_ids": [ids + [tokenizer.eos_token_id] for ids in inputs],
                                   "attention_mask": [[1] * length] * rows, "labels": [answer] * rows})
         trainer = build_trainer(config, model, tokenizer, data)
@@ -197,12 +199,14 @@ def part_pretrain_step(tiny: bool) -> dict:
     from course_utils.memory import ROW_GIB_T5_BASE, T5_BASE_PARAMETERS, T5_BASE_TOKENS, peak_memory
     from course_utils.paths import data_dir
     from course_utils.hardware import training_device
-    from course_utils.pretrain import collator_lengths, compiles, pretrain, pretrain_config
+    from course_utils.pretrain_config import collator_lengths, compiles
+    from course_utils.pretrain_loop import pretrain
+    from course_utils.pretrain_config import PretrainConfig
     from course_utils.profiles import get_profile
 
     shape, name = sizes(tiny)["pretrain"], sizes(tiny)["models"]["t5_v1_1_base"]
     with tempfile.TemporaryDirectory() as out:
-        config = pretrain_config(get_profile("full"), out, model_name=name, data_path=str(data_dir() / "c4"),
+        config = PretrainConfig.for_profile(get_profile("full"), out, model_name=name, data_path=str(data_dir() / "c4"),
                                  data_config=None, batch_size=shape["batch_size"], input_length=shape["input_length"],
                                  gradient_accumulation_steps=shape["gradient_accumulation_steps"],
                                  total_steps=shape["steps"], warmup_steps=1, log_every=1, eval_every=0,
@@ -243,7 +247,7 @@ def part_decoding(tiny: bool) -> dict:
     from course_utils.data import read_jsonl
     from course_utils.models import load_tokenizer, seq2seq_from_config
     from course_utils.paths import data_dir
-    from course_utils.summarize import summarize_gpt2, summarize_t5
+    from course_utils.summarizers import summarize_gpt2, summarize_t5
 
     chosen = sizes(tiny)
     articles = [row["article"] for _, row in read_jsonl(data_dir() / "cnn_dailymail" / "test.jsonl")][:ARTICLES]

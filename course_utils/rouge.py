@@ -29,9 +29,10 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in punkt.sent_tokenize(text) if s.strip()]
 
 
-def newline_sentences(text: str) -> str:
-    """``text`` with one sentence per line, the form rougeLsum expects."""
-    return "\n".join(split_sentences(text))
+def newline_sentences(text: str, count: int | None = None) -> str:
+    """The text's sentences one per line, as rougeLsum needs them; only the first ``count`` when given
+    (``count=3`` of an article is the Lead-3 baseline)."""
+    return "\n".join(split_sentences(text)[:count])
 
 
 def make_scorer(rouge_types: Sequence[str] = ROUGE_TYPES, use_stemmer: bool = True, backend: str = "auto"):

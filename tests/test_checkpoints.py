@@ -16,7 +16,9 @@ import torch
 from safetensors.torch import load_file
 
 from course_utils.paths import data_dir
-from course_utils.pretrain import PretrainConfig, complete_checkpoints, pretrain
+from course_utils.pretrain_config import PretrainConfig
+from course_utils.checkpoints import complete_checkpoints
+from course_utils.pretrain_loop import pretrain
 
 pytestmark = pytest.mark.slow
 STEPS = 12

@@ -16,13 +16,19 @@ import pytest
 import torch
 
 import course_utils.pretrain as pretraining
+import course_utils.pretrain_config as pretrain_config
+import course_utils.pretrain_loop as pretrain_loop
+from course_utils.pretrain_config import PretrainResult
+from course_utils.pretrain_run import PretrainRun
 from course_utils.configs import InputError
-from course_utils.finetune import FinetuneConfig, fitting_batch, save
+from course_utils.finetune import FinetuneConfig, fitting_batch
+from course_utils.sentiment_trainer import save
 from course_utils.hardware import resolve_precision, tf32
 from course_utils.device_report import MATMUL_SIZE, compile_check, matmul_tflops
 from course_utils.memory import choose_accumulation, peak_memory, reset_peak_memory, rows_that_fit
 from course_utils.paths import data_dir
-from course_utils.pretrain import PretrainConfig, pretrain, resolve_accumulation
+from course_utils.pretrain_config import PretrainConfig, resolve_accumulation
+from course_utils.pretrain_loop import pretrain
 
 T5_V11_BASE = 247_577_856
 TINY = dict(model_name="standin:t5-v1_1-base", data_path=str(data_dir() / "c4"), data_config=None, input_length=32,
@@ -37,7 +43,7 @@ def quiet(*_args, **_kwargs):
 @pytest.fixture
 def hooked_model(monkeypatch):
     """Install ``hook(module, kwargs)`` as a forward pre-hook on the model every pretraining run builds."""
-    build = pretraining.build_model
+    build = pretrain_loop.initial_model
 
     def install(hook):
         def build_with_hook(config):
@@ -45,7 +51,7 @@ def hooked_model(monkeypatch):
             model.register_forward_pre_hook(hook, with_kwargs=True)
             return model
 
-        monkeypatch.setattr(pretraining, "build_model", build_with_hook)
+        monkeypatch.setattr(pretrain_loop, "initial_model", build_with_hook)
 
     return install
 
@@ -81,9 +87,9 @@ def test_five_compiled_pretraining_runs_in_one_process_all_compile(tmp_path, dyn
 
 def test_only_a_gpu_or_another_backend_than_inductor_compiles():
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
-    assert pretraining.compiles(PretrainConfig(), cuda) and not pretraining.compiles(PretrainConfig(), cpu)
-    assert pretraining.compiles(PretrainConfig(compile_backend="aot_eager"), cpu)
-    assert not pretraining.compiles(PretrainConfig(compile=False), cuda)
+    assert pretrain_config.compiles(PretrainConfig(), cuda) and not pretrain_config.compiles(PretrainConfig(), cpu)
+    assert pretrain_config.compiles(PretrainConfig(compile_backend="aot_eager"), cpu)
+    assert not pretrain_config.compiles(PretrainConfig(compile=False), cuda)
 
 
 # 2 and 3. Memory: the rule by precision, and a step that still runs out of memory --------------------
@@ -100,7 +106,7 @@ def test_the_accumulation_rule_counts_the_precision_the_card_trains_in(gib, prec
 
 
 def test_an_fp32_card_gets_its_accumulation_from_the_fp32_figure(monkeypatch):
-    monkeypatch.setattr(pretraining, "gpu_gib", lambda: 15.8)  # a V100 16 GB
+    monkeypatch.setattr(pretrain_config, "gpu_gib", lambda: 15.8)  # a V100 16 GB
     chosen = resolve_accumulation(PretrainConfig(), 1, T5_V11_BASE, precision="fp32")
     assert chosen.gradient_accumulation_steps == 16  # 8 rows per pass, not the 16 a bf16 figure allows
 
@@ -143,9 +149,10 @@ def test_out_of_memory_with_several_processes_says_what_to_set(monkeypatch):
     def failing_step(*args):
         raise torch.OutOfMemoryError("CUDA out of memory")
 
-    monkeypatch.setattr(pretraining, "train_step", failing_step)
+    run = PretrainRun(PretrainConfig(), echo=quiet)
+    run.accelerator, run.micro_batch, run.result, run._first_step = accelerator, 8, PretrainResult(steps=1), 0
     with pytest.raises(RuntimeError, match="--gradient-accumulation-steps"):
-        pretraining.fitting_train_step(accelerator, None, optimizer, {}, 8, quiet)
+        run.retry_on_oom(failing_step, None, optimizer, {})
 
 
 # 5. Seconds per step without the compile -----------------------------------------------------------
@@ -253,7 +260,7 @@ def test_the_command_line_takes_resume_auto_and_refuses_other_words(capsys):
     with pytest.raises(SystemExit):
         pretraining._parser().parse_args(["--resume", "sometimes"])
     with pytest.raises(InputError, match="true, false or auto"):
-        pretraining.check_config(PretrainConfig(resume="yes please"), 1)
+        pretrain_config.check_config(PretrainConfig(resume="yes please"), 1)
 
 
 # 11. bf16 on a GPU that only emulates it; can torch.compile build kernels? ---------------------------

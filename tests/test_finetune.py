@@ -8,12 +8,17 @@ from pathlib import Path
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from course_utils.finetune import (FinetuneConfig, _parser, build_trainer, cli_arguments, launch, launch_command,
-                                  lesson_config, resolve_precision, save, answer_length, train)
+from course_utils.finetune import FinetuneConfig, train
+from course_utils.sentiment_trainer import count_answer_tokens
+from course_utils.pretrain import _parser
+from course_utils.sentiment_trainer import build_trainer, save
+from course_utils.launch import cli_arguments, launch, launch_command
+from course_utils.hardware import resolve_precision
 from course_utils.models import load_model, load_tokenizer
 from course_utils.paths import data_dir
 from course_utils.profiles import get_profile
-from course_utils.sentiment import classify, prepare_imdb, tokenize_for_seq2seq
+from course_utils.sentiment_trainer import generate_answers, tokenize_pairs
+from course_utils.sentiment import prepare_imdb
 from course_utils.data import load_imdb
 
 SMALL = "standin:t5-small"
@@ -31,7 +36,7 @@ def test_fp16_is_refused_and_auto_means_fp32_on_a_cpu():
 
 def test_answer_length_fits_the_longest_label_word():
     tok = load_tokenizer(SMALL)
-    assert answer_length(tok) == max(len(tok("negative").input_ids), len(tok("positive").input_ids))
+    assert count_answer_tokens(tok) == max(len(tok("negative").input_ids), len(tok("positive").input_ids))
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +45,10 @@ def short_run(tmp_path_factory):
     config = FinetuneConfig(model_name=SMALL, data_path=str(data_dir() / "imdb"),
                             output_dir=str(tmp_path_factory.mktemp("ft")), num_train_epochs=1,
                             per_device_batch_size=16, logging_steps=1, max_train_rows=48,
-                            max_eval_rows=16, attn_implementation="eager")
-    splits, _ = load_imdb(get_profile().imdb, config.max_train_rows, config.max_eval_rows)
+                            test_rows=16, attn_implementation="eager")
+    splits, _ = load_imdb(get_profile().imdb, config.max_train_rows, config.test_rows)
     tok = load_tokenizer(SMALL)
-    train_set = tokenize_for_seq2seq(splits["train"], tok, config.task_prefix, 512, answer_length(tok))
+    train_set = tokenize_pairs(splits["train"], tok, "text", "label_text", config.task_prefix, 512, count_answer_tokens(tok))
     trainer = build_trainer(config, load_model(SMALL, attn_implementation="eager"), tok, train_set)
     return config, trainer, train(trainer), tok, splits
 
@@ -58,22 +63,22 @@ def test_training_logs_every_step_and_uses_v5_arguments(short_run):
 
 def test_tensorboard_events_appear_where_the_config_says(short_run):
     config, _, _, _, _ = short_run
-    events = list(config.tensorboard_dir.glob("events.out.tfevents.*"))
-    assert events, f"no event files in {config.tensorboard_dir}"
-    accumulator = EventAccumulator(str(config.tensorboard_dir))
+    events = list(Path(config.output_dir) / "tensorboard".glob("events.out.tfevents.*"))
+    assert events, f"no event files in {Path(config.output_dir) / 'tensorboard'}"
+    accumulator = EventAccumulator(str(Path(config.output_dir) / "tensorboard"))
     accumulator.Reload()
     assert len(accumulator.Scalars("train/loss")) == 3
 
 
 def test_saved_model_reloads_from_disk_and_classifies(short_run):
     config, trainer, _, tok, splits = short_run
-    model_dir = save(trainer, tok, config.model_dir)
+    model_dir = save(trainer, tok, Path(config.output_dir) / "model")
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in model_dir.iterdir()}
     assert (Path(config.output_dir) / "trainer_state.json").exists()
     reloaded = load_model(str(model_dir))
-    answers = classify(reloaded, load_tokenizer(str(model_dir)), splits["test"]["text"], config.task_prefix,
-                       512, answer_length(tok), batch_size=5)
-    in_memory = classify(trainer.model, tok, splits["test"]["text"], config.task_prefix, 512, answer_length(tok),
+    answers = generate_answers(reloaded, load_tokenizer(str(model_dir)), splits["test"]["text"], config.task_prefix,
+                       512, count_answer_tokens(tok), batch_size=5)
+    in_memory = generate_answers(trainer.model, tok, splits["test"]["text"], config.task_prefix, 512, count_answer_tokens(tok),
                          batch_size=16)  # another batch size too: the order must not depend on it
     assert len(answers) == 16 and answers == in_memory  # the reloaded weights answer exactly as the trained ones
 
@@ -130,14 +135,14 @@ def test_launch_command_uses_torchrun_only_for_several_processes():
 
 def test_lesson_config_follows_the_profile_and_takes_changes():
     smoke = get_profile("smoke")
-    config = lesson_config(smoke, "out", deepspeed="x.json")
+    config = FinetuneConfig.for_profile(smoke, "out", deepspeed="x.json")
     assert (config.model_name, config.num_train_epochs, config.learning_rate, config.max_train_rows) == (
         "standin:t5-small", 2.0, 6e-3, 1200)  # profile.finetune, keyed by FinetuneConfig's own fields
     assert config.output_dir == "out" and config.deepspeed == "x.json"
     with pytest.raises(ValueError, match="batch_sise"):
-        lesson_config(smoke, "out", batch_sise=3)
+        FinetuneConfig.for_profile(smoke, "out", batch_sise=3)
     with pytest.raises(ValueError, match="Profile.finetune setting.*epochs"):
-        lesson_config(get_profile("smoke", finetune={"epochs": 3}), "out")
+        FinetuneConfig.for_profile(get_profile("smoke", finetune={"epochs": 3}), "out")
 
 
 @pytest.mark.slow

@@ -21,7 +21,8 @@ from course_utils.models import (UNTIED_HEAD_NOTICE, load_model, load_tokenizer,
                                  seq2seq_from_config)
 from course_utils.offline import OFFLINE_VARIABLES, MissingAssetError
 from course_utils.memory import choose_accumulation, rows_that_fit
-from course_utils.pretrain import PretrainConfig, pretrain_config, resolve_accumulation
+from course_utils.pretrain_config import PretrainConfig, resolve_accumulation
+from course_utils.pretrain_config import PretrainConfig
 from course_utils.pretrain_data import iter_texts
 from course_utils.profiles import FULL_NOTEBOOK_PRETRAIN, QUICK_CAPS, DataSource, get_profile
 from course_utils.summarize import summary_config
@@ -146,7 +147,7 @@ def test_the_command_defaults_are_nanot5s_recipe():
 
 
 def test_the_full_notebook_changes_only_its_budget():
-    config = pretrain_config(get_profile("full"), "out")
+    config = PretrainConfig.for_profile(get_profile("full"), "out")
     recipe = PretrainConfig(output_dir="out")
     changed = {name for name in recipe.__dataclass_fields__ if getattr(config, name) != getattr(recipe, name)}
     assert changed == set(FULL_NOTEBOOK_PRETRAIN)
@@ -155,9 +156,9 @@ def test_the_full_notebook_changes_only_its_budget():
 
 def test_any_pretraining_field_can_be_set_from_the_profile_and_typos_are_refused():
     profile = get_profile("full", pretrain={"gradient_accumulation_steps": 4})
-    assert pretrain_config(profile, "out").gradient_accumulation_steps == 4
+    assert PretrainConfig.for_profile(profile, "out").gradient_accumulation_steps == 4
     with pytest.raises(ValueError, match="gradient_acumulation_steps"):
-        pretrain_config(get_profile("full", pretrain={"gradient_acumulation_steps": 4}), "out")
+        PretrainConfig.for_profile(get_profile("full", pretrain={"gradient_acumulation_steps": 4}), "out")
 
 
 @pytest.mark.parametrize("gib, steps", [(22.0, 8), (39.4, 4), (44.5, 2), (79.1, 1), (139.8, 1)])
@@ -258,7 +259,7 @@ def test_auto_precision_ignores_emulated_bf16(monkeypatch, native, expected):
 # 7. T5 inputs truncated at 512 whatever the tokenizer says ------------------------------------
 
 def test_t5_summaries_truncate_at_512_even_when_the_tokenizer_knows_no_limit():
-    from course_utils.summarize import summarize_t5
+    from course_utils.summarizers import summarize_t5
 
     tokenizer = load_tokenizer("standin:t5-small")
     tokenizer.model_max_length = int(1e30)  # what a Hub tokenizer without the setting reports
@@ -353,7 +354,7 @@ def test_quick_caps_rows_and_steps_and_keeps_the_rest():
     assert quick.models == full.models and quick.imdb == full.imdb and quick.require_gpu
     assert quick.finetune["max_train_rows"] == QUICK_CAPS["finetune"]["max_train_rows"] == 8
     assert summary_config(quick).test_rows == 4 and summary_config(full).test_rows == 100
-    config = pretrain_config(quick, "out")
+    config = PretrainConfig.for_profile(quick, "out")
     assert (config.input_length, config.total_steps, config.batch_size, config.gradient_accumulation_steps) == (512, 2, 4, 2)
     assert config.compile and config.learning_rate == PretrainConfig().learning_rate
     smoke_quick = get_profile("smoke", quick=True)  # a cap never raises a value

@@ -11,15 +11,19 @@ import pytest
 import torch
 
 from course_utils.data import load_imdb
-from course_utils.finetune import FinetuneConfig, answer_length, build_trainer, train
+from course_utils.finetune import FinetuneConfig, train
+from course_utils.sentiment_trainer import count_answer_tokens
+from course_utils.sentiment_trainer import build_trainer
 from course_utils.hardware import native_bf16, resolve_precision, tf32, training_device
 from course_utils.memory import peak_memory, reset_peak_memory
 from course_utils.models import load_model, load_tokenizer
 from course_utils.paths import data_dir
-from course_utils.pretrain import PretrainConfig, pretrain
+from course_utils.pretrain_config import PretrainConfig
+from course_utils.pretrain_loop import pretrain
 from course_utils.profiles import get_profile
-from course_utils.sentiment import prepare_imdb, tokenize_for_seq2seq
-from course_utils.tokens import generate_texts, generation_settings
+from course_utils.sentiment import prepare_imdb
+from course_utils.sentiment_trainer import tokenize_pairs
+from course_utils.generation import generate_in_order
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU; this machine has none")]
@@ -38,7 +42,7 @@ def test_a_bf16_fine_tuning_step_trains_on_the_gpu(tmp_path):
                             precision="bf16")
     splits, _ = load_imdb(get_profile().imdb, config.max_train_rows, 8)
     tok = load_tokenizer(SMALL)
-    train_set = tokenize_for_seq2seq(splits["train"], tok, config.task_prefix, 512, answer_length(tok))
+    train_set = tokenize_pairs(splits["train"], tok, "text", "label_text", config.task_prefix, 512, count_answer_tokens(tok))
     model = load_model(SMALL)
     trainer = build_trainer(config, model, tok, train_set)
     assert resolve_precision("auto") == "bf16" and trainer.args.bf16 and not trainer.args.fp16
@@ -87,14 +91,23 @@ def input_sensitive(model):
 def test_evaluation_generates_on_the_gpu_in_the_input_order():
     tok = load_tokenizer(SMALL)
     model = input_sensitive(load_model(SMALL))
-    settings = generation_settings(model, max_new_tokens=4, do_sample=False, num_beams=1,
-                                   suppress_tokens=tok.all_special_ids)
+
+    def generate_texts(model, tok, texts, prefix, max_source_length, batch_size):
+        def answer(batch_texts):
+            batch = tok([prefix + t for t in batch_texts], max_length=max_source_length, truncation=True,
+                        padding=True, return_tensors="pt").to(model.device)
+            with torch.no_grad():
+                output = model.generate(**batch, max_new_tokens=4, do_sample=False, num_beams=1,
+                                        suppress_tokens=tok.all_special_ids)
+            return tok.batch_decode(output, skip_special_tokens=True)
+        return generate_in_order(texts, batch_size, answer)
+
     texts = ["A fine film.", "Dull and far too long, I left early.", "Superb."]
     with tf32(False):
         torch.cuda.reset_peak_memory_stats()
         weights_only = torch.cuda.memory_allocated()  # the model is on the GPU already
-        on_gpu = generate_texts(model, tok, texts, "sst2 sentence: ", 512, settings, batch_size=2)
+        on_gpu = generate_texts(model, tok, texts, "sst2 sentence: ", 512, batch_size=2)
         assert torch.cuda.max_memory_allocated() > weights_only  # generation itself allocated on the GPU
-        on_cpu = generate_texts(model.to("cpu"), tok, texts, "sst2 sentence: ", 512, settings, batch_size=3)
+        on_cpu = generate_texts(model.to("cpu"), tok, texts, "sst2 sentence: ", 512, batch_size=3)
     assert len(set(on_cpu)) == 3, on_cpu  # the answers tell the inputs apart ...
     assert on_gpu == on_cpu  # ... and come back in the input order, whatever the batching and device

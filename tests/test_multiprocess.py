@@ -12,10 +12,11 @@ import dataclasses
 import pytest
 import torch
 
-from course_utils.finetune import FinetuneConfig, launch
+from course_utils.finetune import FinetuneConfig
+from course_utils.launch import launch
 from course_utils.models import load_model, load_tokenizer
 from course_utils.paths import data_dir
-from course_utils.sentiment import generate_answers
+from course_utils.sentiment_trainer import generate_answers
 from course_utils.zero import deepspeed_config_path
 
 pytestmark = pytest.mark.slow  # torchrun launches
@@ -27,7 +28,7 @@ LOSS_TOLERANCE = 0.02
 def single_process(tmp_path_factory):
     config = FinetuneConfig(model_name="standin:t5-small", data_path=str(data_dir() / "imdb"),
                             output_dir=str(tmp_path_factory.mktemp("one")), num_train_epochs=1.0,
-                            learning_rate=4e-3, per_device_batch_size=16, max_train_rows=256, max_eval_rows=64,
+                            learning_rate=4e-3, per_device_batch_size=16, max_train_rows=256, test_rows=64,
                             attn_implementation="eager")
     return config, launch(config, timeout=600)
 

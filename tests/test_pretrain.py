@@ -13,7 +13,9 @@ import pytest
 from course_utils.configs import InputError
 from course_utils.models import load_model, load_tokenizer
 from course_utils.paths import data_dir
-from course_utils.pretrain import PretrainConfig, check_config, log_line, pretrain
+from course_utils.pretrain_config import PretrainConfig, check_config
+from course_utils.pretrain_run import log_line
+from course_utils.pretrain_loop import pretrain
 from course_utils.pretrain_data import iter_texts
 from course_utils.tokens import raw_rows
 
@@ -131,17 +133,17 @@ def test_two_processes_train_on_different_shards(tmp_path):
 
 
 def test_profiles_size_the_run_and_full_is_nanot5s_recipe():
-    from course_utils.pretrain import pretrain_config
+    from course_utils.pretrain_config import PretrainConfig
     from course_utils.profiles import get_profile
 
-    full = pretrain_config(get_profile("full"), "out")
+    full = PretrainConfig.for_profile(get_profile("full"), "out")
     assert (full.model_name, full.data_path, full.data_config) == ("google/t5-v1_1-base", "allenai/c4", "en")
     # The notebook's share of the recipe: the recipe's batch and lengths, 6,000 of its 65,536 steps.
     assert (full.input_length, full.batch_size, full.total_steps, full.warmup_steps) == (512, 128, 6000, 1000)
     assert (full.optimizer, full.lr_scheduler, full.learning_rate, full.compile) == ("adamwscale", "cosine", 2e-2, True)
     recipe = PretrainConfig()
     assert (recipe.total_steps, recipe.warmup_steps) == (65536, 10000)
-    smoke = pretrain_config(get_profile("smoke"), "out", total_steps=10)
+    smoke = PretrainConfig.for_profile(get_profile("smoke"), "out", total_steps=10)
     assert smoke.model_name == "standin:t5-v1_1-base" and smoke.input_length == 128 and smoke.total_steps == 10
     assert smoke.attn_implementation == "eager" and smoke.optimizer == recipe.optimizer
 
@@ -174,7 +176,7 @@ def test_from_pretrained_continues_from_saved_weights(straight):
 def test_input_reliance_against_the_runs_own_evaluation(straight):
     import torch
 
-    from course_utils.pretrain import held_out_batches, input_reliance
+    from course_utils.pretrain_run import held_out_batches, input_reliance
 
     config, result, _ = straight
     batches = held_out_batches(config, load_tokenizer(config.model_name))
@@ -202,7 +204,7 @@ def test_input_reliance_against_the_runs_own_evaluation(straight):
 
 @pytest.mark.slow
 def test_a_finished_run_is_found_with_its_own_settings_and_figures(straight):
-    from course_utils.pretrain import finished_run
+    from course_utils.pretrain_config import finished_run
 
     config, result, _ = straight
     found = finished_run(config.output_dir, model_name=config.model_name)
@@ -217,7 +219,7 @@ def test_a_finished_run_is_found_with_its_own_settings_and_figures(straight):
 
 @pytest.mark.slow
 def test_a_stopped_run_is_not_a_finished_one(tmp_path):
-    from course_utils.pretrain import finished_run
+    from course_utils.pretrain_config import finished_run
 
     config = PretrainConfig(**{**TINY, "stop_at_step": 2}, output_dir=str(tmp_path))
     pretrain(config, echo=lambda _: None)

@@ -4,8 +4,8 @@ import pytest
 from datasets import ClassLabel, Dataset, DatasetDict, Features, Value
 
 from course_utils.models import load_tokenizer
-from course_utils.sentiment import (LABEL_WORDS, UNKNOWN, accuracy_report, check_imdb_split, prepare_imdb,
-                                    to_label_word, tokenize_for_seq2seq, truncated_count)
+from course_utils.sentiment import LABEL_WORDS, UNKNOWN, accuracy_report, check_imdb_split, prepare_imdb, to_label_word
+from course_utils.sentiment_trainer import tokenize_pairs
 
 
 def imdb(train_rows, test_rows=None, unsupervised=3):
@@ -27,7 +27,7 @@ def test_prepare_adds_label_words_and_counts_what_it_leaves_out():
     assert list(splits) == ["train", "test"] and len(splits["train"]) == 3
     assert all(LABEL_WORDS[r["label"]] == r["label_text"] for r in splits["train"])
     assert dropped == {"unsupervised split (label -1, no answer)": 3,
-                       "train rows beyond max_train_rows": 1, "test rows beyond max_eval_rows": 0}
+                       "train rows beyond max_train_rows": 1, "test rows beyond test_rows": 0}
 
 
 @pytest.mark.parametrize("rows, message", [
@@ -58,12 +58,11 @@ def test_missing_column_or_split_is_named():
 def test_tokenizing_truncates_but_does_not_pad():
     tok = load_tokenizer("standin:t5-small")
     splits, _ = prepare_imdb(imdb(GOOD + [("word " * 600, 1)]))
-    tokenized = tokenize_for_seq2seq(splits["train"], tok, "sst2 sentence: ", 64, 8)
+    tokenized = tokenize_pairs(splits["train"], tok, "text", "label_text", "sst2 sentence: ", 64, 8)
     lengths = [len(r["input_ids"]) for r in tokenized]
     assert len(set(lengths)) > 1 and max(lengths) == 64          # truncated, not padded
     assert tok.pad_token_id not in tokenized[0]["input_ids"]
     assert tok.decode(tokenized[0]["labels"], skip_special_tokens=True) == splits["train"][0]["label_text"]
-    assert truncated_count(splits["train"]["text"], tok, "sst2 sentence: ", 64) == 1
 
 
 @pytest.mark.parametrize("answer, word", [("positive", "positive"), (" Negative.", "negative"),

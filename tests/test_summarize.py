@@ -6,15 +6,14 @@ from pathlib import Path
 import pytest
 
 from course_utils.models import load_model, load_tokenizer
-from course_utils.summarize import (TLDR, PreparedSummarizer, WarmUp, gpt2_prompt, language_model_blocks,
-                                    lead_sentences, prepare_summarizer, repeated_ngram_share, summarize_gpt2,
-                                    summary_figures, warmup_key, warmup_trainer)
-from course_utils.tokens import length_sorted_batches
+from course_utils.summarizers import TLDR, gpt2_prompt, repeated_ngram_share, summarize_gpt2
+from course_utils.summarize import PreparedSummarizer, WarmUp, language_model_blocks, prepare_summarizer, warmup_key, warmup_trainer
+from course_utils.generation import length_sorted_batches
 
 
 def test_lead_three_takes_the_first_three_sentences_one_per_line():
     article = "Dr. Lee spoke first. Then the mayor spoke. A vote followed. Nobody left early."
-    assert lead_sentences(article) == "Dr. Lee spoke first.\nThen the mayor spoke.\nA vote followed."
+    assert newline_sentences(article, count=3) == "Dr. Lee spoke first.\nThen the mayor spoke.\nA vote followed."
 
 
 def test_gpt2_prompt_fits_the_context_and_ends_with_tldr():
@@ -122,13 +121,6 @@ def test_the_gpt2_warmup_trains_without_library_notices(tmp_path, transformers_n
 def test_an_unknown_warmup_objective_is_named(tmp_path):
     with pytest.raises(ValueError, match="objective.*'translate'"):
         prepare_summarizer("standin:t5-small", WarmUp(1.0, 1e-3, objective="translate"), small_split(), tmp_path)
-
-
-def test_summary_figures_average_rouge_length_and_loops():
-    figures = summary_figures(["a b c d", "x y z x y z x y z"], ["a b c d", "x y z x y z x y z"])
-    assert all(figures[t] == 1.0 for t in ("rouge1", "rouge2", "rougeL", "rougeLsum"))
-    assert figures["words"] == (4 + 9) / 2
-    assert figures["repeated_trigrams"] == (0 + repeated_ngram_share("x y z x y z x y z")) / 2
 
 
 def test_the_cache_key_follows_the_resolved_model_so_a_rebuilt_standin_trains_again(tmp_path, monkeypatch):
