@@ -1,0 +1,79 @@
+"""The lessons show their code, and the modules the launchers import are written from those cells."""
+
+import ast
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from course_utils.export import EXPORTS, MARK, module_text, stale_modules
+from course_utils.paths import repo_root
+
+ROOT = repo_root()
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+# What a student must be able to read in each lesson's code cells (issue: "the lessons show their code").
+SHOWN = {
+    "01": ["text_target=", "Seq2SeqTrainingArguments(", "Seq2SeqTrainer(", ".generate(", "batch_decode("],
+    "02": ["deepspeed=ZERO_CONFIG", "json.dumps(configs[ZERO_CONFIG]"],
+    "03": ['T5_PREFIX = "summarize: "', "num_beams=num_beams", "output[:, width:]", "[eos] * (width - len(p)) + p",
+           "TL;DR:", "rouge.compute("],
+    "04": ["seq2seq_from_config(", "collator(example_rows", "build_optimizer(", "build_scheduler(", ".backward(",
+           "optimizer.step(", "scheduler.step(", "clip_grad_norm_(", "run.maybe_evaluate(", "run.stop_requested(",
+           "run.maybe_save_checkpoint("],
+}
+
+
+def code_cells(path: Path) -> list[str]:
+    return ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+
+
+def imported_names(path: Path) -> set[str]:
+    names = set()
+    for source in code_cells(path):
+        source = re.sub(r"^(\s*)%.*$", r"\1pass", source, flags=re.M)  # IPython magics, e.g. %tensorboard
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course_utils"):
+                names |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.Import):
+                names |= {alias.name for alias in node.names if alias.name.startswith("course_utils")}
+    return names
+
+
+def test_every_exported_module_matches_its_notebooks_cells():
+    assert stale_modules() == [], "run: python -m course_utils.export"
+
+
+def test_a_cell_edited_without_its_module_fails_the_check(tmp_path):
+    for export in EXPORTS:
+        for path in (export.notebook, export.module):
+            (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / path, tmp_path / path)
+    assert stale_modules(tmp_path) == []
+    notebook = tmp_path / EXPORTS[1].notebook
+    data = json.loads(notebook.read_text())
+    cell = next(c for c in data["cells"] if "".join(c["source"]).startswith(MARK) and "Seq2SeqTrainingArguments(" in "".join(c["source"]))
+    cell["source"] = ["".join(cell["source"]).replace('optim="adamw_torch"', 'optim="adafactor"')]
+    notebook.write_text(json.dumps(data))
+    assert stale_modules(tmp_path) == [EXPORTS[1].module]
+    assert 'optim="adafactor"' in module_text(EXPORTS[1], tmp_path)  # and the command would write the edit
+
+
+@pytest.mark.parametrize("lesson", sorted(SHOWN))
+def test_each_lesson_shows_its_code_in_its_cells(lesson):
+    path = next(p for p in NOTEBOOKS if p.name.startswith(lesson))
+    code = "\n".join(code_cells(path))
+    missing = [call for call in SHOWN[lesson] if call not in code]
+    assert not missing, f"{path.name} does not show {missing} in a code cell"
+
+
+def test_the_notebooks_import_at_most_25_names_from_the_package():
+    names = set().union(*(imported_names(p) for p in NOTEBOOKS))
+    assert len(names) <= 25, sorted(names)
+
+
+def test_no_module_is_longer_than_about_350_lines():
+    lengths = {p.name: len(p.read_text().splitlines()) for p in (ROOT / "course_utils").glob("*.py")}
+    assert max(lengths.values()) <= 350, sorted(lengths.items(), key=lambda kv: -kv[1])[:3]
