@@ -44,7 +44,7 @@ import torch
 from .configs import InputError
 from .data import load_source, read_jsonl, read_lines
 from .profiles import DataSource
-from .tokens import CHUNK, cut_rows, encode_documents
+from .tokens import CHUNK, cut_rows, encode_documents, raw_rows
 
 TEXT_SUFFIXES = (".txt", ".jsonl", ".json", ".parquet")
 HELD_OUT_EVERY = 100  # local files without splits: every 100th document of each file is validation
