@@ -75,7 +75,8 @@ def resume_seconds(make_stream, workers: int, position: int) -> tuple[float, flo
     batch, whether that batch is the one the uninterrupted loader made next)."""
     import torch
 
-    from course_utils.pretrain_data import batch_loader, loader_state, restore_loader, start_batches, stop_batches
+    from course_utils.checkpoints import loader_state, restore_loader
+    from course_utils.pretrain_data import batch_loader, start_batches, stop_batches
 
     loader = batch_loader(make_stream(), workers)
     start = time.perf_counter()

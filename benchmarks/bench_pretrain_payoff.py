@@ -39,10 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         session = start_session(args.profile, scratch)  # offline switches before the HF imports below
         from course_utils.models import load_model, load_tokenizer
-        from course_utils.finetune import compare_starts
-        from course_utils.pretrain import save_initial_weights
+        from course_utils.finetune import FinetuneConfig, run
+        from course_utils.pretrain import initial_model, pretrain
         from course_utils.pretrain_run import held_out_batches, input_reliance
-        from course_utils.pretrain_loop import pretrain
         from course_utils.pretrain_config import PretrainConfig
 
         changes = {"total_steps": args.pretrain_steps} if args.pretrain_steps else {}
@@ -55,7 +54,10 @@ def main(argv: list[str] | None = None) -> int:
             print("held-out NLL during pretraining, own input / another row's input:")
             print("  " + "; ".join(f"step {step}: {nll:.3f} / {result.eval_nll_other_input[step]:.3f}"
                                    for step, nll in result.eval_nll.items()))
-        starts = {"pretrained": pretrained, "random init": save_initial_weights(config, f"{scratch}/random")}
+        random_dir = f"{scratch}/random"  # the seeded weights the pretraining started from, as notebook 04 saves them
+        initial_model(config).save_pretrained(random_dir)
+        load_tokenizer(config.model_name).save_pretrained(random_dir)
+        starts = {"pretrained": pretrained, "random init": random_dir}
         print(f"profile {session.profile.name}: {config.total_steps} pretraining steps; starts {starts}")
         held_out = held_out_batches(config, load_tokenizer(config.model_name))
         for name, folder in starts.items():
@@ -67,8 +69,11 @@ def main(argv: list[str] | None = None) -> int:
         table = {}
         for rows in args.rows:
             for seed in args.seeds:
-                figures = compare_starts(session.profile, starts, f"{scratch}/{rows}_{seed}", echo=lambda line: None,
-                                         seed=seed, max_train_rows=rows)
+                # Lesson 01's fine-tune from each start, only model_name and the folder differing (notebook 04).
+                figures = {name: run(FinetuneConfig.for_profile(session.profile, f"{scratch}/{rows}_{seed}/{name[0]}",
+                                                                model_name=start, seed=seed, max_train_rows=rows),
+                                     echo=lambda line: None)
+                           for name, start in starts.items()}
                 table[rows, seed] = figures
                 p, r = figures["pretrained"], figures["random init"]
                 print(f"{rows:>5} {seed:>5} {p['accuracy']:>15.3f} {r['accuracy']:>11.3f} "

@@ -31,7 +31,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "rehearsal"))
 
-from course_utils.hardware import training_flops
 from hub_repos import PUBLISHED_CONFIGS  # noqa: E402
 
 PEAK_TFLOPS = {"A100": 312.0, "H100/H200": 989.0}
@@ -73,9 +72,10 @@ def t5_weights(name: str) -> dict[str, int]:
 
 
 def row_flops(w: dict, inputs: int, targets: int) -> float:
-    """FLOPs of training on one row: 6·N·D for the encoder's inputs and for the decoder's targets
-    (hardware.training_flops), plus attention's own products (encoder self, decoder self and cross)."""
-    matmuls = training_flops(w["encoder"], inputs) + training_flops(w["decoder"] + w["output"], targets)
+    """FLOPs of training on one row: 6·N·D for the encoder's inputs and for the decoder's targets (each weight
+    does 2 FLOPs a token forward and 4 backward; Kaplan et al. 2020, section 2.1), plus attention's own
+    products (encoder self, decoder self and cross)."""
+    matmuls = 6 * w["encoder"] * inputs + 6 * (w["decoder"] + w["output"]) * targets
     attention = 3 * 4 * w["inner"] * w["layers"] * (inputs * inputs + targets * targets + targets * inputs)
     return matmuls + attention
 

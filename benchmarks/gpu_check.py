@@ -200,7 +200,7 @@ def part_pretrain_step(tiny: bool) -> dict:
     from course_utils.paths import data_dir
     from course_utils.hardware import training_device
     from course_utils.pretrain_config import collator_lengths, compiles
-    from course_utils.pretrain_loop import pretrain
+    from course_utils.pretrain import pretrain
     from course_utils.pretrain_config import PretrainConfig
     from course_utils.profiles import get_profile
 
@@ -244,7 +244,7 @@ def result_parameters(config) -> int:
 def part_decoding(tiny: bool) -> dict:
     """Milliseconds per decoding step with lesson 03's settings: one batch of 8 articles, every summary
     forced to ``new_tokens`` tokens, after one warm-up batch."""
-    from course_utils.data import read_jsonl
+    from course_utils.sources import read_jsonl
     from course_utils.models import load_tokenizer, seq2seq_from_config
     from course_utils.paths import data_dir
     from course_utils.summarizers import summarize_gpt2, summarize_t5

@@ -1,37 +1,52 @@
 """course_utils: the shared helpers behind the course "Fine-tuning and Evaluating LLMs".
 
-The notebooks in ``notebooks/`` tell each lesson's story; what two lessons (or a script
-launched by ``deepspeed``/``accelerate launch``) need lives here, one module per job, in five
+The notebooks in ``notebooks/`` show each lesson's code. Their cells marked ``#@save`` are also
+modules of this package (``export``), which the launchers (``deepspeed``, ``torchrun``,
+``accelerate launch``) and the tests import; the rest is support, one module per job, in five
 floors: a module imports only modules on the floors below its own (tests/test_repository.py).
 
 1. Leaves, which import nothing of the package:
 - ``paths``           where the repository, outputs and caches are
-- ``configs``         checked overrides of typed configs, ``--help`` from field comments, one-line errors
+- ``configs``         checked overrides of typed configs, ``--help`` from each field's help, one-line errors, DataSource
 - ``offline``         the offline switches, stand-in names, the missing-asset error
-- ``tokens``          pairs tokenized for training, documents packed into rows, batched generation
-- ``metrics``         each notebook's key figures, recorded into ``metrics.json``
-- ``rouge``           ROUGE-1/2/L/Lsum, sentence splitting
+- ``quiet``           library notices that say nothing a student can act on, dropped
+- ``tokens``          documents packed into rows of one length
+- ``generation``      batched generation in length order, results in the input order
+- ``metrics``         each notebook's key figures and their units, recorded into ``metrics.json``
+- ``rouge``           ROUGE-1/2/L/Lsum, one sentence per line
 - ``optim``           AdamW with RMS scaling, Adafactor, the cosine and inverse-square-root schedules
 - ``span_corruption`` T5's span-corruption objective
 - ``memory``          how many rows fit in GPU memory, and each run's peak memory
-2. Settings and the machine:
+- ``device_report``   (from notebook 00) the device, its memory and bf16, library versions, DeepSpeed ops, a matmul rate
+2. Settings, sources and the machine:
 - ``profiles``        the smoke and full profiles: model names, data sources, each lesson's settings
-- ``hardware``        device, precision (the one rule), library versions, matmul rate, TF32, compile check
-- ``hub``             the Hugging Face cache: prefetch and what is there offline
+- ``hardware``        the training device and the precision rule (bf16, fp32, TF32)
+- ``sources``         where a data set's files are (a local folder or the Hugging Face cache) and their checked reading
 - ``standins``        tiny stand-in models built from configs, saved and loaded by path
-- ``sentiment``       IMDB as text-to-text: label words, checks, classification, accuracy
+- ``sentiment``       IMDB as text-to-text: rows checked, labels as words, answers scored
+- ``sentiment_trainer`` (from notebook 01) the tokenize function, the Trainer and its arguments, answers by generate
+- ``summarizers``     (from notebook 03) T5 and GPT-2 summaries and their repetition measure
+- ``pretrain_config`` a pretraining run's typed config and its result, the batch arithmetic
 - ``runner``          executes the notebooks with papermill and writes ``report.md``
-3. Loading and launching:
+- ``export``          writes the ``#@save`` cells into their modules, and checks that they match
+3. Loading:
 - ``environment``     a notebook's session: offline switches, one GPU, the output folder
-- ``data``            IMDB, CNN/DailyMail and C4 from the Hub or ``data/``; the one reader of local files
+- ``hub``             the Hugging Face cache: prefetch and what is there offline
+- ``data``            IMDB, CNN/DailyMail and C4 with the Hub's columns, from the Hub or ``data/``
 - ``models``          models and tokenizers onto the training device; T5 v1.1's untied output layer
 - ``zero``            DeepSpeed configs checked, launcher variables, model-state memory per ZeRO stage
-- ``cli``             the ``course`` command
-4. Lessons:
-- ``finetune``        lesson 01's fine-tune (and 02's and 04's repeats of it), command line included
-- ``summarize``       lesson 03's summaries, warm-ups and their scores
 - ``pretrain_data``   lesson 04's span-corrupted batches, made in DataLoader workers, resumable
-5. ``pretrain``        lesson 04's pretraining run, command line included
+- ``checkpoints``     checkpoints that survive a kill, the resume, the stop signals
+- ``pretrain_command`` the pretraining command line: flags from the config, one-line errors, the result line
+4. Runs:
+- ``finetune``        lesson 01's fine-tune as one command (lessons 02 and 04 launch it)
+- ``pretrain_run``    what the pretraining loop calls besides forward, backward and step
+- ``cli``             the ``course`` command
+5. Lessons on top:
+- ``launch``          the fine-tune in a fresh process, or as a cluster command
+- ``summarize``       lesson 03's settings and the stand-ins' warm-up
+- ``pretrain``        (from notebook 04) the model from its config, the training step and loop, the optimizer race
 
-Importing this package changes nothing: no environment variables, seeds or downloads.
+Importing the package, or its session, data, profile and command modules, imports no heavy library and
+changes nothing: no environment variables, seeds or downloads.
 """

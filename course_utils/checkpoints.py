@@ -17,8 +17,21 @@ import signal
 import threading
 from pathlib import Path
 
+from .configs import InputError
 from .pretrain_config import PretrainConfig, PretrainResult, result_from_json
-from .pretrain_data import loader_state, restore_loader
+
+
+def loader_state(loader) -> dict:
+    """What a checkpoint keeps of the data: every worker's position, and how many workers there were."""
+    return {"data_workers": loader.num_workers, "loader": loader.state_dict()}
+
+
+def restore_loader(loader, state: dict, where: str) -> None:
+    """Put ``loader`` (not yet started) where ``loader_state`` found it; a different worker count is refused."""
+    if state["data_workers"] != loader.num_workers:
+        raise InputError(f"{where} was saved with data_workers={state['data_workers']}, and each worker reads its own "
+                         f"share of the documents: resume with --data-workers {state['data_workers']}.")
+    loader.load_state_dict(state["loader"])
 
 
 def checkpoints_dir(config: PretrainConfig) -> Path:

@@ -17,6 +17,14 @@ import sys
 from collections.abc import Callable, Mapping
 
 
+@dataclasses.dataclass(frozen=True)
+class DataSource:
+    """Where a data set comes from: a Hub id (with its config) or a local folder of JSONL files."""
+
+    path: str                  # "stanfordnlp/imdb", or a folder such as data/imdb
+    config: str | None = None  # Hub config name, e.g. "3.0.0" for CNN/DailyMail
+
+
 class InputError(ValueError):
     """Bad input from the person running the course: a file, a line, a setting. The message names it
     and says what to do; command-line entry points print it as one line instead of a traceback."""

@@ -10,9 +10,6 @@ import platform
 import time
 from importlib import metadata
 
-import psutil
-import torch
-
 GIB = 1024 ** 3
 
 
@@ -30,7 +27,7 @@ def _cpu_name() -> str:
 def describe_device() -> dict:
     """The accelerator torch will use (CUDA, MPS or CPU) and what it can do."""
     import psutil
-    import torch
+    import torch  # here, not at the top: the course's session set-up runs this before torch may be imported
 
     info = {"device": "cpu", "gpu_count": 0, "gpu_name": "", "gpu_memory_gib": 0.0,
             "bf16_supported": False, "cpu_name": _cpu_name(),
@@ -58,6 +55,8 @@ def matmul_tflops(device: str = "cpu", dtype_name: str = "float32", size: int | 
     ``size`` defaults to ``MATMUL_SIZE[device]``. After a warm-up (kernel choice, allocation), products
     run in rounds until ``min_seconds`` have passed, waiting for the GPU at the end of each round.
     """
+    import torch
+
     size = size or MATMUL_SIZE.get(device, 1024)
     dtype = getattr(torch, dtype_name)
     a = torch.randn(size, size, device=device, dtype=dtype)
@@ -113,6 +112,8 @@ def compile_check(device: str, backend: str = "inductor") -> dict:
     """Can ``torch.compile`` build and run kernels on ``device``? Lesson 04 compiles its model on a GPU,
     and inductor needs a C++ compiler (and Triton on a GPU) to do it: this finds out in seconds instead
     of at the first pretraining step. Returns {"compiles", "seconds", "error"}."""
+    import torch
+
     def scaled_gelu(x):
         return torch.nn.functional.gelu(x) * 2.0
 

@@ -18,11 +18,12 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .quiet import quiet_library_notices
+from .device_report import describe_device
 from .hardware import require_gpu as stop_without_gpu
 from .offline import configure_offline, is_offline
 from .paths import output_dir as default_output_dir
 from .profiles import Profile, get_profile
+from .quiet import quiet_library_notices
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,6 @@ def start_session(profile_name: str = "smoke", output_dir: str | os.PathLike | N
     changed.update(one_gpu())
     changed.update(quiet_library_notices())  # after one_gpu: it asks torch whether there is a GPU
     if check_gpu and gpu_required(profile, require_gpu):
-        from .device_report import describe_device  # torch, imported once the session's variables are set
-
         stop_without_gpu(describe_device())
     out = default_output_dir(profile.name, output_dir or None)
     out.mkdir(parents=True, exist_ok=True)

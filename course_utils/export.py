@@ -29,6 +29,8 @@ class Export:
     notebook: str  # relative to the repository
     module: str    # relative to the repository
     job: str       # the module's first docstring line: what its code does
+    command: str = ""  # a module with a command line: the support module whose main(<function>) runs it
+    function: str = ""  # ... and the cell's function that main runs
 
 
 EXPORTS = (
@@ -38,8 +40,9 @@ EXPORTS = (
            "Lesson 01's fine-tune: the tokenize function, the Seq2SeqTrainer and its arguments, answers by generate."),
     Export("notebooks/03_cnn_dailymail_rouge.ipynb", "course_utils/summarizers.py",
            "Lesson 03's summaries: T5 with beam search, GPT-2 with TL;DR:, and their repetition measure."),
-    Export("notebooks/04_nanot5_pretraining.ipynb", "course_utils/pretrain_loop.py",
-           "Lesson 04's pretraining: the T5 v1.1 model from its config, the training step and the loop."),
+    Export("notebooks/04_nanot5_pretraining.ipynb", "course_utils/pretrain.py",
+           "Lesson 04's pretraining: the T5 v1.1 model from its config, the training step, the loop, the optimizer race.",
+           command="course_utils.pretrain_command", function="pretrain"),
 )
 
 
@@ -59,7 +62,11 @@ def module_text(export: Export, root: Path | None = None) -> str:
         raise ValueError(f"{export.notebook} has no code cell starting with {MARK}; {export.module} would be empty.")
     header = (f'"""{export.job}\n\nWritten by `python -m course_utils.export` from the cells marked {MARK} in\n'
               f'{export.notebook}: edit them there, then rerun the command (tests/test_export.py checks it).\n"""\n')
-    return header + "\n\n" + "\n\n\n".join(cells) + "\n"
+    # A cell cannot hold the entry point: in Jupyter, __name__ is "__main__" too, and it would run there.
+    footer = (f'\n\nif __name__ == "__main__":  # python -m {export.module[:-3].replace("/", ".")}\n'
+              f"    import sys\n\n    from {export.command} import main\n\n    sys.exit(main({export.function}))\n"
+              if export.command else "")
+    return header + "\n\n" + "\n\n\n".join(cells) + "\n" + footer
 
 
 def stale_modules(root: Path | None = None) -> list[str]:

@@ -62,11 +62,12 @@ class FinetuneConfig:
     attn_implementation: str | None = setting(None, "None: the library default (SDPA); eager on small CPUs")
 
     @classmethod
-    def for_profile(cls, profile, **changes) -> FinetuneConfig:
+    def for_profile(cls, profile, output_dir: str, **changes) -> FinetuneConfig:
         """Lesson 01's fine-tune as ``profile`` sizes it (``profile.finetune``), then ``changes``; the
         precision resolved for this machine. Lessons 02 and 04 repeat it, changing only ``changes``."""
         config = cls(model_name=profile.models["t5_small"], data_path=profile.imdb.path,
-                     data_config=profile.imdb.config, attn_implementation=profile.attn_implementation)
+                     data_config=profile.imdb.config, output_dir=output_dir,
+                     attn_implementation=profile.attn_implementation)
         config = checked_replace(config, profile.finetune, "Profile.finetune setting")
         config = checked_replace(config, changes, "fine-tuning setting")
         return dataclasses.replace(config, precision=resolve_precision(config.precision))

@@ -21,8 +21,9 @@ from .offline import STANDIN_PREFIX, missing_as_one_line
 from .standins import ensure_standin
 
 
-def resolve_model(name: str, cache: str | os.PathLike | None = None) -> str:
+def resolve_model(name: str | os.PathLike, cache: str | os.PathLike | None = None) -> str:
     """A name ``from_pretrained`` accepts: stand-ins become their saved folder, others pass through."""
+    name = str(name)
     if name.startswith(STANDIN_PREFIX):
         return str(ensure_standin(name[len(STANDIN_PREFIX):], cache))
     return name

@@ -1,58 +1,101 @@
-"""Pretrain a T5 v1.1 from random weights with span corruption, the nanoT5 way, as a command (lesson 04).
+"""Lesson 04's pretraining: the T5 v1.1 model from its config, the training step, the loop, the optimizer race.
 
-The notebook of lesson 04 shows the loop (``pretrain_loop.py`` is written from its cells); long runs use
-this command, on one process or several:
-
-    python -m course_utils.pretrain --help
-    python -m course_utils.pretrain --model-name standin:t5-v1_1-base --data-path data/c4 \\
-        --input-length 128 --batch-size 16 --total-steps 200 --warmup-steps 20 --data-workers 1 --output-dir outputs/pt
-    accelerate launch --num_processes 8 -m course_utils.pretrain --output-dir outputs/t5_base_c4
-
-It writes TensorBoard events to ``<output_dir>/tensorboard``, makes its batches in ``data_workers``
-DataLoader processes (``pretrain_data.py``), and can be stopped and resumed from its last checkpoint
-(``--resume true``), data workers' positions included; ``--resume auto`` resumes when there is a
-complete checkpoint and starts afresh when there is none (what a requeued job script wants).
-``optimizer_race`` runs nanoT5's comparison of AdamW with and without RMS scaling.
+Written by `python -m course_utils.export` from the cells marked #@save in
+notebooks/04_nanot5_pretraining.ipynb: edit them there, then rerun the command (tests/test_export.py checks it).
 """
 
-from __future__ import annotations
+
+from accelerate.utils import set_seed
+
+from course_utils.models import load_model, seq2seq_from_config
+
+
+def initial_model(config):
+    """The T5 a run starts from: ``model_name``'s architecture with seeded random weights (nanoT5 pretrains
+    without dropout), or its released weights when ``from_pretrained``."""
+    set_seed(config.seed)  # the same config always gives the same start
+    if config.from_pretrained:
+        return load_model(config.model_name, attn_implementation=config.attn_implementation)
+    return seq2seq_from_config(config.model_name, config_changes={"dropout_rate": 0.0},
+                               attn_implementation=config.attn_implementation)
+
+
+import contextlib
+import time
+
+from course_utils.models import load_tokenizer
+from course_utils.optim import build_optimizer, build_scheduler
+from course_utils.pretrain_run import PretrainRun
+
+
+def train_step(accelerator, model, batch: dict, micro_batch: int):
+    """Forward and backward over one step's rows in micro-batches of ``micro_batch`` rows; the step's mean loss."""
+    parts = [{key: rows[i:i + micro_batch] for key, rows in batch.items()}  # (micro_batch, length) each
+             for i in range(0, len(batch["labels"]), micro_batch)]
+    step_loss = 0.0
+    for i, part in enumerate(parts):
+        # The processes average their gradients once per step, after the last micro-batch.
+        with contextlib.nullcontext() if i == len(parts) - 1 else accelerator.no_sync(model):
+            loss = model(**{k: v.to(accelerator.device, non_blocking=True) for k, v in part.items()}).loss
+            loss = loss / len(parts)  # the micro-batches' gradients add up to the step's mean
+            accelerator.backward(loss)
+        step_loss += loss.detach()
+    return step_loss
+
+
+def pretrain(config, echo=print):
+    """Pretrain (or resume) as ``config`` says; the losses, held-out NLLs and the saved model's folder."""
+    with PretrainRun(config, echo) as run:  # Accelerate, TensorBoard, checkpoints, held-out rows, SIGTERM
+        tokenizer = load_tokenizer(config.model_name)
+        model = initial_model(config)
+        config = run.fit(model)  # gradient accumulation chosen for this GPU's memory
+        optimizer = build_optimizer(config.optimizer, model, config.learning_rate, config.weight_decay)
+        scheduler = build_scheduler(config.lr_scheduler, optimizer, config.warmup_steps, config.total_steps,
+                                    config.final_learning_rate)
+        model, optimizer = run.prepare(model, optimizer, scheduler)  # onto the device; compiled on a GPU
+        step, batches = run.resume(model, tokenizer)  # 0, or the newest complete checkpoint's step
+        model.train()
+        while step < run.last_step:
+            step += 1
+            started = time.perf_counter()
+            batch = next(batches)  # this process's rows of the step: (batch_size / processes, input_length)
+            loss = run.retry_on_oom(train_step, model, optimizer, batch)  # forward and backward
+            grad_norm = run.accelerator.clip_grad_norm_(model.parameters(), config.grad_clip)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            run.maybe_log(step, loss, grad_norm, scheduler, model, time.perf_counter() - started)
+            run.maybe_evaluate(step, model)
+            if run.stop_requested(step):  # SIGTERM or SIGUSR1: checkpointed, resume later
+                break
+            run.maybe_save_checkpoint(step)
+        return run.finish(model, tokenizer)  # the last NLL, the model saved, result.json
+
 
 import dataclasses
-import json
-import os
-import sys
 from pathlib import Path
 
-from .configs import InputError, argument_parser, checked_replace, run_command
-from .quiet import quiet_library_notices
-from .offline import MissingAssetError
-from .pretrain_config import PretrainConfig, PretrainResult
-from .pretrain_loop import pretrain
+# nanoT5's finding, in two runs: the same model, data and peak rate, with and without the RMS scaling.
+RACE = {"AdamW + RMS scaling": {"optimizer": "adamwscale"}, "plain AdamW": {"optimizer": "adamw"}}
+RACE_EVAL_BATCHES = 10  # the recipe's 100 held-out batches would cost as much as the race's steps
 
 
-def pretrain_variants(config: PretrainConfig, variants: dict[str, dict], echo=print) -> dict[str, PretrainResult]:
-    """{name: result} of ``config``'s run once per variant, each changing only the settings it names
-    (an optimizer, a schedule, ...) and writing to ``<output_dir>/<name>``. Every run starts from the
-    same seeded weights and reads the same batches."""
+def pretrain_variants(config, variants: dict[str, dict], echo=print) -> dict:
+    """{name: result} of ``config``'s run once per variant, each changing only the settings it names (an
+    optimizer, a schedule, ...) and writing to ``<output_dir>/<name>``; every run starts from the same
+    seeded weights and reads the same batches."""
     results = {}
     for name, changes in variants.items():
         folder = Path(config.output_dir) / name.replace(" ", "_").replace("+", "and")
-        results[name] = pretrain(checked_replace(config, {**changes, "output_dir": str(folder)}, "variant setting"),
-                                 echo=lambda _: None)
+        results[name] = pretrain(dataclasses.replace(config, **changes, output_dir=str(folder)), echo=lambda _: None)
         nll = results[name].eval_nll
         echo(f"{name}: held-out NLL {nll[0]:.3f} -> {nll[max(nll)]:.3f} after {max(nll)} steps")
     return results
 
 
-# nanoT5's finding, in two runs: the same model, data and peak rate, with and without the RMS scaling.
-RACE = {"AdamW + RMS scaling": {"optimizer": "adamwscale"}, "plain AdamW": {"optimizer": "adamw"}}
-RACE_EVAL_BATCHES = 10
-
-
-def optimizer_race(config: PretrainConfig, steps: int, output_dir: str, echo=print) -> dict[str, PretrainResult]:
-    """``RACE``'s two runs of ``config`` cut to ``steps`` (at most its own), with a tenth of them
-    (at most its own warm-up) warming up, the cosine schedule, and six evaluations on at most
-    ``RACE_EVAL_BATCHES`` held-out batches (the recipe's 100 would cost as much as the race's steps)."""
+def optimizer_race(config, steps: int, output_dir: str, echo=print) -> dict:
+    """``RACE``'s two runs of ``config`` cut to ``steps`` (at most its own): a tenth of them (at most its own
+    warm-up) warming up, the cosine schedule, six evaluations on at most ``RACE_EVAL_BATCHES`` batches."""
     steps = min(steps, config.total_steps)
     short = dataclasses.replace(config, output_dir=output_dir, total_steps=steps, lr_scheduler="cosine",
                                 warmup_steps=min(config.warmup_steps, steps // 10), eval_every=max(steps // 6, 1),
@@ -61,28 +104,9 @@ def optimizer_race(config: PretrainConfig, steps: int, output_dir: str, echo=pri
     return pretrain_variants(short, RACE, echo)
 
 
-PROG = "python -m course_utils.pretrain"
+if __name__ == "__main__":  # python -m course_utils.pretrain
+    import sys
 
+    from course_utils.pretrain_command import main
 
-def _parser():
-    return argument_parser(PretrainConfig, PROG, "Pretrain a T5 with span corruption (nanoT5's recipe).")
-
-
-def main(argv: list[str] | None = None) -> int:
-    config = PretrainConfig(**vars(_parser().parse_args(argv)))
-    return run_command(lambda: _main(config), PROG, (InputError, MissingAssetError, FileNotFoundError))
-
-
-def _main(config: PretrainConfig) -> int:
-    quiet_library_notices()
-    result = pretrain(config)
-    from accelerate import PartialState
-
-    PartialState().destroy_process_group()  # the end of the process: its launcher's group is done
-    if os.environ.get("RANK", "0") == "0":  # one result line, the figures result.json holds
-        print(json.dumps(dataclasses.asdict(result)), flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(pretrain))

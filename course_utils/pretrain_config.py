@@ -13,8 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .configs import InputError, checked_replace, setting
-from .hardware import check_precision
+from .configs import checked_replace, setting
 from .memory import choose_accumulation, gpu_gib, rows_that_fit
 from .span_corruption import compute_input_and_target_lengths, span_corruption_collator
 
@@ -63,10 +62,11 @@ class PretrainConfig:
         return collator_for(self, tokenizer)
 
     @classmethod
-    def for_profile(cls, profile, **changes) -> PretrainConfig:
+    def for_profile(cls, profile, output_dir: str, **changes) -> PretrainConfig:
         """Lesson 04's run: the recipe with ``profile.pretrain``'s changes, then ``changes``."""
         config = cls(model_name=profile.models["t5_v1_1_base"], data_path=profile.c4.path,
-                     data_config=profile.c4.config, attn_implementation=profile.attn_implementation)
+                     data_config=profile.c4.config, output_dir=output_dir,
+                     attn_implementation=profile.attn_implementation)
         config = checked_replace(config, profile.pretrain, "Profile.pretrain setting")
         return checked_replace(config, changes, "pretraining setting")
 
@@ -110,29 +110,6 @@ def resolve_accumulation(config: PretrainConfig, world_size: int, parameters: in
 def collator_lengths(config: PretrainConfig) -> tuple[int, int]:
     """(raw row length, target length) for ``config``'s input length and noise settings."""
     return compute_input_and_target_lengths(config.input_length, config.noise_density, config.mean_noise_span_length)
-
-
-def check_config(config: PretrainConfig, world_size: int) -> None:
-    """Fail before any work when the batch arithmetic or a choice cannot work."""
-    if config.batch_size % world_size:
-        raise InputError(f"batch_size {config.batch_size} is not divisible by {world_size} processes.")
-    per_step = max(config.gradient_accumulation_steps, 1) * world_size
-    if config.batch_size % per_step:
-        raise InputError(f"batch_size {config.batch_size} is not divisible by gradient_accumulation_steps "
-                         f"{config.gradient_accumulation_steps} x {world_size} processes; pick a multiple of {per_step}.")
-    check_precision(config.precision)
-    if config.keep_checkpoints < 1:
-        raise InputError(f"keep_checkpoints must be at least 1 (the one a resume starts from), got {config.keep_checkpoints}.")
-    if config.data_workers < 0 or config.shuffle_block < 1:
-        raise InputError(f"data_workers must be 0 or more and shuffle_block at least 1, got {config.data_workers} "
-                         f"and {config.shuffle_block}.")
-    if not 0 <= config.warmup_steps <= config.total_steps:
-        raise InputError(f"warmup_steps {config.warmup_steps} must lie between 0 and total_steps {config.total_steps}.")
-    if config.resume not in RESUME_CHOICES:
-        raise InputError(f"resume must be true, false or auto, got {config.resume!r}.")
-
-
-RESUME_CHOICES = (True, False, "auto")
 
 
 def compiles(config: PretrainConfig, device) -> bool:

@@ -41,9 +41,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .configs import InputError
-from .data import load_source, read_jsonl, read_lines
-from .profiles import DataSource
+from .configs import DataSource, InputError
+from .sources import load_source, read_jsonl, read_lines
 from .tokens import CHUNK, cut_rows, encode_documents, raw_rows
 
 TEXT_SUFFIXES = (".txt", ".jsonl", ".json", ".parquet")
@@ -311,19 +310,6 @@ def stop_batches(loader) -> None:
     if hasattr(iterator, "_shutdown_workers"):  # what the iterator's own __del__ calls
         iterator._shutdown_workers()
     loader._iterator = None
-
-
-def loader_state(loader) -> dict:
-    """What a checkpoint keeps of the data: every worker's position, and how many workers there were."""
-    return {"data_workers": loader.num_workers, "loader": loader.state_dict()}
-
-
-def restore_loader(loader, state: dict, where: str) -> None:
-    """Put ``loader`` (not yet started) where ``loader_state`` found it; a different worker count is refused."""
-    if state["data_workers"] != loader.num_workers:
-        raise InputError(f"{where} was saved with data_workers={state['data_workers']}, and each worker reads its own "
-                         f"share of the documents: resume with --data-workers {state['data_workers']}.")
-    loader.load_state_dict(state["loader"])
 
 
 @contextlib.contextmanager

@@ -22,12 +22,36 @@ from itertools import islice
 from pathlib import Path
 
 from .checkpoints import StopSignals, maybe_resume, maybe_save_checkpoint, save_checkpoint
-from .hardware import resolve_precision, tf32
+from .configs import InputError
+from .hardware import check_precision, resolve_precision, tf32
 from .memory import reset_peak_memory
 from .paths import repo_root
-from .pretrain_config import (PretrainConfig, PretrainResult, check_config, collator_for, compiles, micro_batch_size,
+from .pretrain_config import (PretrainConfig, PretrainResult, collator_for, compiles, micro_batch_size,
                               finished_run, resolve_accumulation, write_result)
 from .pretrain_data import CorruptedBatches, TextSource, batch_loader, start_batches, stop_batches
+
+
+def check_config(config: PretrainConfig, world_size: int) -> None:
+    """Fail before any work when the batch arithmetic or a choice cannot work."""
+    if config.batch_size % world_size:
+        raise InputError(f"batch_size {config.batch_size} is not divisible by {world_size} processes.")
+    per_step = max(config.gradient_accumulation_steps, 1) * world_size
+    if config.batch_size % per_step:
+        raise InputError(f"batch_size {config.batch_size} is not divisible by gradient_accumulation_steps "
+                         f"{config.gradient_accumulation_steps} x {world_size} processes; pick a multiple of {per_step}.")
+    check_precision(config.precision)
+    if config.keep_checkpoints < 1:
+        raise InputError(f"keep_checkpoints must be at least 1 (the one a resume starts from), got {config.keep_checkpoints}.")
+    if config.data_workers < 0 or config.shuffle_block < 1:
+        raise InputError(f"data_workers must be 0 or more and shuffle_block at least 1, got {config.data_workers} "
+                         f"and {config.shuffle_block}.")
+    if not 0 <= config.warmup_steps <= config.total_steps:
+        raise InputError(f"warmup_steps {config.warmup_steps} must lie between 0 and total_steps {config.total_steps}.")
+    if config.resume not in RESUME_CHOICES:
+        raise InputError(f"resume must be true, false or auto, got {config.resume!r}.")
+
+
+RESUME_CHOICES = (True, False, "auto")
 
 
 class PretrainRun:

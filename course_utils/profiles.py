@@ -14,21 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .configs import InputError, checked_replace
+from .configs import DataSource, InputError, checked_replace
 from .paths import data_dir
 
 PROFILE_NAMES = ("smoke", "full")
 # Which real model each role stands for; the stand-ins are named after them.
 MODEL_ROLES = {"t5_small": "t5-small", "t5_base": "t5-base", "gpt2": "gpt2",
                "t5_v1_1_base": "google/t5-v1_1-base"}
-
-
-@dataclass(frozen=True)
-class DataSource:
-    """Where a data set comes from: a Hub id (with its config) or a local folder of JSONL files."""
-
-    path: str                  # "stanfordnlp/imdb", or a folder such as data/imdb
-    config: str | None = None  # Hub config name, e.g. "3.0.0" for CNN/DailyMail
 
 
 @dataclass(frozen=True)

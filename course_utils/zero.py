@@ -12,7 +12,6 @@ start-up (or never), and says what to change.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import socket

@@ -7,13 +7,13 @@ import sys
 
 import pytest
 
-from course_utils import finetune, pretrain
+from course_utils import finetune, pretrain, pretrain_command
 from course_utils.configs import InputError
 from course_utils.data import read_imdb
 from course_utils.models import resolve_model
 from course_utils.paths import data_dir
 from course_utils.pretrain_data import iter_texts
-from course_utils.profiles import DataSource
+from course_utils.configs import DataSource
 
 
 def imdb_folder(tmp_path, test_lines: list[str], rows: int = 60):
@@ -76,7 +76,7 @@ def test_the_pretrain_command_names_the_bad_line_even_from_a_data_worker(tmp_pat
     corpus.write_bytes(b"".join(b"Document number %d is plain text.\n" % i for i in range(40)) + b"\xff\xfe\n")
     resolve_model("standin:t5-v1_1-base")
     capsys.readouterr()
-    status = pretrain.main(["--model-name", "standin:t5-v1_1-base", "--data-path", str(corpus), "--data-config", "",
+    status = pretrain_command.main(pretrain.pretrain, ["--model-name", "standin:t5-v1_1-base", "--data-path", str(corpus), "--data-config", "",
                             "--output-dir", str(tmp_path / "run"), "--input-length", "32", "--batch-size", "4",
                             "--total-steps", "2", "--warmup-steps", "1", "--eval-batches", "1",
                             "--checkpoint-every", "0", "--data-workers", "1", "--attn-implementation", "eager"])

@@ -18,7 +18,7 @@ from safetensors.torch import load_file
 from course_utils.paths import data_dir
 from course_utils.pretrain_config import PretrainConfig
 from course_utils.checkpoints import complete_checkpoints
-from course_utils.pretrain_loop import pretrain
+from course_utils.pretrain import pretrain
 
 pytestmark = pytest.mark.slow
 STEPS = 12

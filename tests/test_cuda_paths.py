@@ -15,9 +15,10 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-import course_utils.pretrain as pretraining
 import course_utils.pretrain_config as pretrain_config
-import course_utils.pretrain_loop as pretrain_loop
+import course_utils.pretrain as pretrain_loop
+import course_utils.pretrain_command as pretrain_command
+import course_utils.pretrain_run as pretrain_run
 from course_utils.pretrain_config import PretrainResult
 from course_utils.pretrain_run import PretrainRun
 from course_utils.configs import InputError
@@ -28,7 +29,7 @@ from course_utils.device_report import MATMUL_SIZE, compile_check, matmul_tflops
 from course_utils.memory import choose_accumulation, peak_memory, reset_peak_memory, rows_that_fit
 from course_utils.paths import data_dir
 from course_utils.pretrain_config import PretrainConfig, resolve_accumulation
-from course_utils.pretrain_loop import pretrain
+from course_utils.pretrain import pretrain
 
 T5_V11_BASE = 247_577_856
 TINY = dict(model_name="standin:t5-v1_1-base", data_path=str(data_dir() / "c4"), data_config=None, input_length=32,
@@ -115,11 +116,12 @@ def test_the_payoff_fine_tune_of_t5_v1_1_base_is_cut_to_fit_a_16_gb_card_in_fp32
     import course_utils.finetune as finetuning
 
     monkeypatch.setattr(finetuning, "gpu_gib", lambda: 14.6)
-    fitted = fitting_batch(FinetuneConfig(), T5_V11_BASE, 3, "fp32")
+    fp32 = FinetuneConfig(precision="fp32")
+    fitted = fitting_batch(fp32, T5_V11_BASE, 3)
     assert (fitted.per_device_batch_size, fitted.gradient_accumulation_steps) == (8, 2)  # still 16 rows a step
-    assert fitting_batch(FinetuneConfig(), 60_506_624, 3, "fp32") == FinetuneConfig()  # t5-small fits as it is
+    assert fitting_batch(fp32, 60_506_624, 3) == fp32  # t5-small fits as it is
     monkeypatch.setattr(finetuning, "gpu_gib", lambda: 0.0)
-    assert fitting_batch(FinetuneConfig(), T5_V11_BASE, 3, "fp32") == FinetuneConfig()  # no GPU: unchanged
+    assert fitting_batch(fp32, T5_V11_BASE, 3) == fp32  # no GPU: unchanged
 
 
 @pytest.mark.slow
@@ -206,7 +208,7 @@ def test_a_run_reports_its_own_peak_not_an_earlier_one(tmp_path):
     del block
     baseline = current_rss_mib()
     trainer = SimpleNamespace(train=lambda: SimpleNamespace(training_loss=1.0),
-                              state=SimpleNamespace(log_history=[{"loss": 1.0}], global_step=1))
+                              state=SimpleNamespace(log_history=[{"loss": 1.0, "step": 1}], global_step=1))
     result = train(trainer)
     assert result.peak_memory_kind == "process_peak_rss"
     assert result.peak_memory_mib < baseline + 1024, (result.peak_memory_mib, baseline)  # not the 3 GiB block
@@ -255,12 +257,12 @@ def test_resume_auto_starts_afresh_from_a_half_written_checkpoint_and_resumes_a_
 
 
 def test_the_command_line_takes_resume_auto_and_refuses_other_words(capsys):
-    parsed = vars(pretraining._parser().parse_args(["--resume", "auto"]))
-    assert parsed["resume"] == "auto" and vars(pretraining._parser().parse_args(["--resume", "true"]))["resume"] is True
+    parsed = vars(pretrain_command._parser().parse_args(["--resume", "auto"]))
+    assert parsed["resume"] == "auto" and vars(pretrain_command._parser().parse_args(["--resume", "true"]))["resume"] is True
     with pytest.raises(SystemExit):
-        pretraining._parser().parse_args(["--resume", "sometimes"])
+        pretrain_command._parser().parse_args(["--resume", "sometimes"])
     with pytest.raises(InputError, match="true, false or auto"):
-        pretrain_config.check_config(PretrainConfig(resume="yes please"), 1)
+        pretrain_run.check_config(PretrainConfig(resume="yes please"), 1)
 
 
 # 11. bf16 on a GPU that only emulates it; can torch.compile build kernels? ---------------------------
@@ -294,5 +296,5 @@ def test_the_test_session_sees_one_gpu_at_most():
 def test_dataclass_fields_have_help_for_the_new_settings():
     names = {f.name for f in dataclasses.fields(PretrainConfig)}
     assert {"compile_backend", "resume"} <= names
-    text = pretraining._parser().format_help()
+    text = pretrain_command._parser().format_help()
     assert "true, false or auto" in text and "aot_eager" in text

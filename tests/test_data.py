@@ -10,7 +10,8 @@ import pytest
 from course_utils.configs import InputError
 from course_utils.data import c4_features, cnn_dailymail_features, imdb_features, load_c4, load_cnn_dailymail, read_imdb
 from course_utils.paths import data_dir
-from course_utils.profiles import DataSource, get_profile
+from course_utils.configs import DataSource
+from course_utils.profiles import get_profile
 
 SMOKE = get_profile("smoke")
 

@@ -12,6 +12,7 @@ import ast
 import dataclasses
 import builtins
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 import re
@@ -90,6 +91,8 @@ def check_command(line: str) -> list[str]:
     words = words[next(i for i, w in enumerate(words) if "=" not in w or w.startswith("-")):]
     if words[0] == "python":
         module = importlib.import_module(words[2])
+        if not hasattr(module, "_parser") and importlib.util.find_spec(f"{words[2]}_command"):
+            module = importlib.import_module(f"{words[2]}_command")  # a module written from cells: its command's
         parser = module._parser() if hasattr(module, "_parser") else None
         if parser is None:
             return []
@@ -132,9 +135,9 @@ def test_the_checker_catches_a_wrong_argument_and_a_missing_function():
 
 def command_parsers() -> dict[str, object]:
     """Every command-line parser of the package: the two launchable modules and each `course` command."""
-    from course_utils import cli, finetune, pretrain
+    from course_utils import cli, finetune, pretrain_command
 
-    parsers = {"python -m course_utils.finetune": finetune._parser(), "python -m course_utils.pretrain": pretrain._parser()}
+    parsers = {"python -m course_utils.finetune": finetune._parser(), "python -m course_utils.pretrain": pretrain_command._parser()}
     sub = next(a for a in cli._parser()._actions if a.__class__.__name__ == "_SubParsersAction")
     parsers.update({f"course {name}": parser for name, parser in sub.choices.items()})
     return parsers
@@ -156,7 +159,7 @@ def test_the_help_shows_each_config_fields_help(module):
     module = importlib.import_module(f"course_utils.{module}")
     config_class = module.FinetuneConfig if hasattr(module, "FinetuneConfig") else module.PretrainConfig
     parser = importlib.import_module("course_utils.finetune" if module.__name__.endswith("finetune")
-                                     else "course_utils.pretrain")._parser()
+                                     else "course_utils.pretrain_command")._parser()
     text = "".join(parser.format_help().split())  # argparse wraps lines, at hyphens too
     helps = {f.name: f.metadata.get("help", "") for f in dataclasses.fields(config_class)}
     assert all(len(h.split()) >= 3 for h in helps.values()), helps

@@ -8,18 +8,14 @@ from pathlib import Path
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from course_utils.finetune import FinetuneConfig, train
-from course_utils.sentiment_trainer import count_answer_tokens
-from course_utils.pretrain import _parser
-from course_utils.sentiment_trainer import build_trainer, save
-from course_utils.launch import cli_arguments, launch, launch_command
+from course_utils.data import load_imdb
+from course_utils.finetune import FinetuneConfig, _parser, train
 from course_utils.hardware import resolve_precision
+from course_utils.launch import cli_arguments, launch, launch_command
 from course_utils.models import load_model, load_tokenizer
 from course_utils.paths import data_dir
 from course_utils.profiles import get_profile
-from course_utils.sentiment_trainer import generate_answers, tokenize_pairs
-from course_utils.sentiment import prepare_imdb
-from course_utils.data import load_imdb
+from course_utils.sentiment_trainer import build_trainer, count_answer_tokens, generate_answers, save, tokenize_pairs
 
 SMALL = "standin:t5-small"
 
@@ -55,7 +51,7 @@ def short_run(tmp_path_factory):
 
 def test_training_logs_every_step_and_uses_v5_arguments(short_run):
     config, trainer, result, _, _ = short_run
-    assert result.steps == 3 and len([r for r in result.log_history if "loss" in r]) == 3
+    assert result.steps == 3 and len(result.losses) == 3
     assert trainer.args.optim == "adamw_torch" and trainer.args.fp16 is False
     assert trainer.args.train_sampling_strategy == "group_by_length"
     assert trainer.processing_class is not None
@@ -63,7 +59,7 @@ def test_training_logs_every_step_and_uses_v5_arguments(short_run):
 
 def test_tensorboard_events_appear_where_the_config_says(short_run):
     config, _, _, _, _ = short_run
-    events = list(Path(config.output_dir) / "tensorboard".glob("events.out.tfevents.*"))
+    events = list((Path(config.output_dir) / "tensorboard").glob("events.out.tfevents.*"))
     assert events, f"no event files in {Path(config.output_dir) / 'tensorboard'}"
     accumulator = EventAccumulator(str(Path(config.output_dir) / "tensorboard"))
     accumulator.Reload()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from course_utils import hub
+from course_utils import hub, sources
 from course_utils.data import read_imdb
 from course_utils.environment import gpu_required, one_gpu, start_session
 from course_utils.hardware import NoGPUError, resolve_precision, training_device
@@ -22,9 +22,9 @@ from course_utils.models import (UNTIED_HEAD_NOTICE, load_model, load_tokenizer,
 from course_utils.offline import OFFLINE_VARIABLES, MissingAssetError
 from course_utils.memory import choose_accumulation, rows_that_fit
 from course_utils.pretrain_config import PretrainConfig, resolve_accumulation
-from course_utils.pretrain_config import PretrainConfig
 from course_utils.pretrain_data import iter_texts
-from course_utils.profiles import FULL_NOTEBOOK_PRETRAIN, QUICK_CAPS, DataSource, get_profile
+from course_utils.configs import DataSource
+from course_utils.profiles import FULL_NOTEBOOK_PRETRAIN, QUICK_CAPS, get_profile
 from course_utils.summarize import summary_config
 
 sys.path.insert(0, str(Path(__file__).parent / "rehearsal"))
@@ -38,7 +38,7 @@ def hub_snapshot(tmp_path, monkeypatch):
     """A folder laid out like the Hub's repos, returned by the cache look-up, with the Hub switched off."""
     folder = tmp_path / "snapshot"
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(hub, "cached_snapshot", lambda repo_id, repo_type, patterns: folder)
+    monkeypatch.setattr(sources, "cached_snapshot", lambda repo_id, repo_type, patterns: folder)
     return folder
 
 
@@ -66,14 +66,14 @@ def test_offline_c4_is_read_from_the_prefetched_shards(hub_snapshot):
 
 def test_offline_c4_without_its_shards_is_the_one_line_error(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(hub, "cached_snapshot", lambda *args: None)
+    monkeypatch.setattr(sources, "cached_snapshot", lambda *args: None)
     with pytest.raises(MissingAssetError, match="allenai/c4.*course prefetch --profile full"):
         list(iter_texts("allenai/c4", "en", "train"))
 
 
 def test_an_unknown_hub_data_set_names_the_known_ones():
     with pytest.raises(ValueError, match="allenai/c4 \\(en\\)"):
-        hub.data_file_patterns("someone/else", None)
+        sources.data_file_patterns("someone/else", None)
 
 
 # 11. The datasets cache: missing, elsewhere or read-only ------------------------------------
@@ -265,7 +265,7 @@ def test_t5_summaries_truncate_at_512_even_when_the_tokenizer_knows_no_limit():
     tokenizer.model_max_length = int(1e30)  # what a Hub tokenizer without the setting reports
     model = load_model("standin:t5-small")
     seen = []
-    model.generate = lambda input_ids, attention_mask, generation_config: seen.append(input_ids.shape) or input_ids[:, :3]
+    model.generate = lambda input_ids, attention_mask, **settings: seen.append(input_ids.shape) or input_ids[:, :3]
     summarize_t5(model, tokenizer, ["word " * 3000, "short article"], max_new_tokens=4, batch_size=2)
     assert seen == [torch.Size([2, 512])]
 
@@ -337,13 +337,18 @@ def test_notebooks_run_in_the_interpreter_that_runs_course(tmp_path, monkeypatch
 # 12. Lesson 02 compares like with like --------------------------------------------------------
 
 def test_the_zero_comparison_trains_both_runs_in_the_same_precision(tmp_path, monkeypatch):
-    from course_utils.finetune import comparison_configs
+    import dataclasses
+
+    from course_utils.finetune import FinetuneConfig, deepspeed_path
 
     monkeypatch.setattr("course_utils.hardware.native_bf16", lambda: True)  # an A100: "auto" would mean bf16
-    plain, zero = comparison_configs(get_profile("full"), tmp_path, "zero2")
+    # Notebook 02's two configs, as its cell builds them.
+    plain = FinetuneConfig.for_profile(get_profile("full"), str(tmp_path / "plain"), precision="fp32")
+    zero = dataclasses.replace(plain, output_dir=str(tmp_path / "zero2"), deepspeed="zero2")
+    assert FinetuneConfig.for_profile(get_profile("full"), "x").precision == "bf16"  # what "auto" would have chosen
     assert resolve_precision(plain.precision) == resolve_precision(zero.precision) == "fp32"
     differ = {f for f in plain.__dataclass_fields__ if getattr(plain, f) != getattr(zero, f)}
-    assert differ == {"output_dir", "deepspeed"} and zero.deepspeed.endswith("zero2.json")
+    assert differ == {"output_dir", "deepspeed"} and deepspeed_path(zero).endswith("zero2.json")
 
 
 # --quick -------------------------------------------------------------------------------------

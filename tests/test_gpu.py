@@ -19,9 +19,8 @@ from course_utils.memory import peak_memory, reset_peak_memory
 from course_utils.models import load_model, load_tokenizer
 from course_utils.paths import data_dir
 from course_utils.pretrain_config import PretrainConfig
-from course_utils.pretrain_loop import pretrain
+from course_utils.pretrain import pretrain
 from course_utils.profiles import get_profile
-from course_utils.sentiment import prepare_imdb
 from course_utils.sentiment_trainer import tokenize_pairs
 from course_utils.generation import generate_in_order
 

@@ -74,7 +74,7 @@ def test_loading_a_missing_model_offline_is_one_clear_error(tmp_path):
 from course_utils.models import load_tokenizer
 from course_utils.offline import MissingAssetError
 from course_utils.data import read_imdb
-from course_utils.profiles import DataSource
+from course_utils.configs import DataSource
 for attempt in (lambda: load_tokenizer("t5-small"), lambda: read_imdb(DataSource("stanfordnlp/imdb"))):
     try:
         attempt()

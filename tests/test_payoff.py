@@ -8,7 +8,7 @@ from course_utils import finetune
 from course_utils.models import load_model
 from course_utils.paths import data_dir
 from course_utils.pretrain_config import PretrainConfig
-from course_utils.pretrain_loop import initial_model
+from course_utils.pretrain import initial_model
 from course_utils.profiles import get_profile
 
 

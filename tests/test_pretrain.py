@@ -13,9 +13,10 @@ import pytest
 from course_utils.configs import InputError
 from course_utils.models import load_model, load_tokenizer
 from course_utils.paths import data_dir
-from course_utils.pretrain_config import PretrainConfig, check_config
+from course_utils.pretrain_config import PretrainConfig
+from course_utils.pretrain_run import check_config
 from course_utils.pretrain_run import log_line
-from course_utils.pretrain_loop import pretrain
+from course_utils.pretrain import pretrain
 from course_utils.pretrain_data import iter_texts
 from course_utils.tokens import raw_rows
 
@@ -162,7 +163,7 @@ def test_gradient_accumulation_gives_the_same_run(straight, tmp_path):
 def test_from_pretrained_continues_from_saved_weights(straight):
     import torch
 
-    from course_utils.pretrain import build_model
+    from course_utils.pretrain import initial_model as build_model
 
     _, result, _ = straight
     continued = build_model(PretrainConfig(model_name=result.model_dir, from_pretrained=True))

@@ -12,7 +12,8 @@ import torch
 from course_utils.models import load_tokenizer
 from course_utils.paths import data_dir
 from course_utils.pretrain_data import (CorruptedBatches, TextSource, batch_loader, cut_rows, encode_documents, iter_texts,
-                                        loader_state, restore_loader, start_batches, stop_batches)
+                                        start_batches, stop_batches)
+from course_utils.checkpoints import loader_state, restore_loader
 from course_utils.span_corruption import span_corruption_collator
 
 MODEL = "standin:t5-v1_1-base"

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from course_utils import data, hardware, metrics, models, standins
-from course_utils.profiles import MODEL_ROLES, DataSource, get_profile
+from course_utils.configs import DataSource
+from course_utils.profiles import MODEL_ROLES, get_profile
 from course_utils.summarize import SummaryConfig, WarmUp, summary_config
 
 

@@ -67,7 +67,8 @@ def test_ci_calls_the_readme_test_command():
 
 
 def package_imports() -> dict[str, set[str]]:
-    """{module: the package's modules it imports}, wherever in the file the import is."""
+    """{module: the package's modules it imports}, wherever in the file the import is: relative imports, and the
+    absolute ones (``from course_utils.x import ...``) of the modules written from notebook cells."""
     import ast
 
     modules = {p.stem: p for p in (ROOT / "course_utils").glob("*.py") if p.stem != "__init__"}
@@ -77,6 +78,8 @@ def package_imports() -> dict[str, set[str]]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
                 found.add(node.module.split(".")[0])
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("course_utils."):
+                found.add(node.module.split(".")[1])
         imports[name] = found & set(modules)
     return imports
 

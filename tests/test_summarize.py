@@ -5,10 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.models import load_model, load_tokenizer
-from course_utils.summarizers import TLDR, gpt2_prompt, repeated_ngram_share, summarize_gpt2
-from course_utils.summarize import PreparedSummarizer, WarmUp, language_model_blocks, prepare_summarizer, warmup_key, warmup_trainer
 from course_utils.generation import length_sorted_batches
+from course_utils.models import load_model, load_tokenizer
+from course_utils.rouge import newline_sentences
+from course_utils.summarize import (PreparedSummarizer, WarmUp, language_model_blocks, prepare_summarizer, warmup_key,
+                                    warmup_trainer)
+from course_utils.summarizers import TLDR, gpt2_prompt, repeated_ngram_share, summarize_gpt2
 
 
 def test_lead_three_takes_the_first_three_sentences_one_per_line():
