@@ -102,7 +102,7 @@ def shuffles_after_resume(source, block: int, resume_at: int, compare: int) -> i
     from course_utils.pretrain_data import document_stream
 
     def shuffled():
-        return document_stream(source).shuffle(seed=0, buffer_size=block)
+        return document_stream(source, "train").shuffle(seed=0, buffer_size=block)
 
     whole = [row[source.column] for row in islice(shuffled(), resume_at + compare)]
     stream = shuffled()
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         from course_utils.models import load_tokenizer
         from course_utils.pretrain_config import PretrainConfig
         from course_utils.pretrain_run import corrupted_batches
-        from course_utils.pretrain_data import TextSource
+        from course_utils.configs import DataSource
 
         profile = session.profile
         data_path = write_corpus(profile, Path(scratch) / "c4", args.copies)
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
               f"worker(s): {restored:.2f} s to the first batch from the checkpoint's position (the batch an "
               f"uninterrupted run makes next: {same}); making those batches took {replay:.1f} s")
         block = 1000
-        source = TextSource(data_path, profile.c4.config, "train", config.text_column)
+        source = DataSource(data_path, profile.c4.config, config.text_column)
         differ = shuffles_after_resume(source, block, resume_at=2500, compare=2000)
         print(f"documents 2,501-4,500 of a pass, resumed at document 2,500 with a {block}-document buffer: "
               f"{differ:,} of 2,000 differ from the uninterrupted pass with datasets' shuffle buffer (its "

@@ -209,7 +209,7 @@ def part_pretrain_step(tiny: bool) -> dict:
         config = PretrainConfig.for_profile(get_profile("full"), out, model_name=name, data_path=str(data_dir() / "c4"),
                                  data_config=None, batch_size=shape["batch_size"], input_length=shape["input_length"],
                                  gradient_accumulation_steps=shape["gradient_accumulation_steps"],
-                                 total_steps=shape["steps"], warmup_steps=1, log_every=1, eval_every=0,
+                                 total_steps=shape["steps"], warmup_steps=1, logging_steps=1, eval_every=0,
                                  eval_batches=1, checkpoint_every=0, data_workers=2 if not tiny else 0,
                                  shuffle_block=1000, attn_implementation="eager" if tiny else None)
         lines = []

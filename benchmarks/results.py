@@ -1,7 +1,7 @@
 """Each benchmark's latest figures, kept in ``benchmarks/RESULTS.md`` by the benchmark itself.
 
     if __name__ == "__main__":
-        sys.exit(recorded("bench_rouge", main))
+        sys.exit(recorded("bench_padding", main))
 
 ``recorded`` runs ``main`` with its output printed as usual and copied; when ``main`` succeeds, the
 copy becomes the benchmark's section of RESULTS.md, under the command that printed it, the machine

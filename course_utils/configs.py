@@ -21,8 +21,9 @@ from collections.abc import Callable, Mapping
 class DataSource:
     """Where a data set comes from: a Hub id (with its config) or a local folder of JSONL files."""
 
-    path: str                  # "stanfordnlp/imdb", or a folder such as data/imdb
+    path: str                  # "stanfordnlp/imdb", or a folder such as data/imdb (pretraining: also files or a glob)
     config: str | None = None  # Hub config name, e.g. "3.0.0" for CNN/DailyMail
+    column: str = "text"       # the column holding a document's text, where only the text is read (pretraining)
 
 
 class InputError(ValueError):

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .configs import InputError, argument_parser, checked_replace, run_command, setting
+from .configs import DataSource, InputError, argument_parser, checked_replace, run_command, setting
 from .data import load_imdb
 from .hardware import resolve_precision
 from .quiet import quiet_library_notices
@@ -29,7 +29,6 @@ from .memory import choose_accumulation, gpu_gib, peak_memory, reset_peak_memory
 from .metrics import training_losses
 from .models import load_model, load_tokenizer
 from .offline import MissingAssetError
-from .profiles import DataSource
 from .sentiment import accuracy_report
 from .sentiment_trainer import build_trainer, count_answer_tokens, generate_answers, save, tokenize_pairs
 from .zero import DeepSpeedConfigError, deepspeed_config_path, launcher_environment, load_deepspeed_config
@@ -60,6 +59,11 @@ class FinetuneConfig:
     generate_batch_size: int = setting(64, "reviews per generate call when the answers are scored")
     deepspeed: str | None = setting(None, "a DeepSpeed JSON config: a path, or a name in deepspeed_configs/ (lesson 02)")
     attn_implementation: str | None = setting(None, "None: the library default (SDPA); eager on small CPUs")
+
+    @property
+    def data(self) -> DataSource:
+        """The reviews this run reads (``data_path`` and ``data_config``, flat for the command line)."""
+        return DataSource(self.data_path, self.data_config)
 
     @classmethod
     def for_profile(cls, profile, output_dir: str, **changes) -> FinetuneConfig:
@@ -135,7 +139,7 @@ def run(config: FinetuneConfig, echo=print) -> dict:
         chosen = launcher_environment()
         if chosen:
             echo(f"launcher variables set for a single process: {chosen}")
-    splits, dropped = load_imdb(DataSource(config.data_path, config.data_config), config.max_train_rows,
+    splits, dropped = load_imdb(config.data, config.max_train_rows,
                                 config.test_rows, config.seed)
     for reason, count in dropped.items():
         echo(f"left out: {count} rows ({reason})")

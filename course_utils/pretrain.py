@@ -99,7 +99,7 @@ def optimizer_race(config, steps: int, output_dir: str, echo=print) -> dict:
     steps = min(steps, config.total_steps)
     short = dataclasses.replace(config, output_dir=output_dir, total_steps=steps, lr_scheduler="cosine",
                                 warmup_steps=min(config.warmup_steps, steps // 10), eval_every=max(steps // 6, 1),
-                                eval_batches=min(config.eval_batches, RACE_EVAL_BATCHES), log_every=max(steps // 6, 1),
+                                eval_batches=min(config.eval_batches, RACE_EVAL_BATCHES), logging_steps=max(steps // 6, 1),
                                 checkpoint_every=0, resume=False, stop_at_step=0)
     return pretrain_variants(short, RACE, echo)
 

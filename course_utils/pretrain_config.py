@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .configs import checked_replace, setting
+from .configs import DataSource, checked_replace, setting
 from .memory import choose_accumulation, gpu_gib, rows_that_fit
 from .span_corruption import compute_input_and_target_lengths, span_corruption_collator
 
@@ -45,7 +45,7 @@ class PretrainConfig:
     tf32: bool = setting(True, 'TF32 matmuls on Ampere+ GPUs during the run (no effect elsewhere)')
     compile: bool = setting(True, "torch.compile on a GPU (nanoT5's fastest setting with bf16); skipped on a CPU")
     compile_backend: str = setting("inductor", 'torch.compile\'s backend. On a CPU only another backend than inductor compiles (e.g. "aot_eager", which builds no kernels: the tests use it); inductor\'s CPU kernels cost more to build than they save here.')
-    log_every: int = setting(100, 'steps between progress lines (and TensorBoard points)')
+    logging_steps: int = setting(100, 'steps between progress lines (and TensorBoard points)')
     eval_every: int = setting(5000, '0: evaluate only at the start and the end')
     eval_batches: int = setting(100, 'held-out micro-batches per evaluation')
     checkpoint_every: int = setting(5000, '0: a checkpoint only at the end; 5,000 steps are about 45 min on an A100')
@@ -56,6 +56,11 @@ class PretrainConfig:
     attn_implementation: str | None = setting(None, 'None: the library default (SDPA); "eager" on small CPUs')
     shuffle_block: int = setting(10000, 'documents shuffled together; a resume reads at most one block again')
     data_workers: int = setting(8, 'DataLoader processes per training process that tokenize and corrupt (nanoT5: 8); 0: none')
+
+    @property
+    def data(self) -> DataSource:
+        """The text this run reads: ``data_path``, ``data_config`` and ``text_column`` (flat, for the command line)."""
+        return DataSource(self.data_path, self.data_config, self.text_column)
 
     def collator(self, tokenizer):
         """(span-corruption collator, raw row length) for this config's input length and noise settings."""

@@ -5,7 +5,7 @@
     texts = iter_texts("my_corpus/*.txt", None, "train")           # your own .txt/.jsonl/.parquet files
     rows = raw_rows(texts, tokenizer, raw_length=568)              # tokens.raw_rows: (568,) token arrays
 
-    stream = CorruptedBatches(TextSource("allenai/c4", "en", "train"), tokenizer, collator, raw_length=568,
+    stream = CorruptedBatches(DataSource("allenai/c4", "en"), "train", tokenizer, collator, raw_length=568,
                               rows_per_batch=128, seed=2137, rank=0, world_size=1)
     loader = batch_loader(stream, workers=8)     # torchdata's StatefulDataLoader: 8 processes build the batches
     batch = next(iter(loader))                   # {"input_ids": (128, 512), "labels": (128, 114)}
@@ -47,16 +47,6 @@ from .tokens import CHUNK, cut_rows, encode_documents, raw_rows
 
 TEXT_SUFFIXES = (".txt", ".jsonl", ".json", ".parquet")
 HELD_OUT_EVERY = 100  # local files without splits: every 100th document of each file is validation
-
-
-@dataclass(frozen=True)
-class TextSource:
-    """Where the text of one split comes from."""
-
-    path: str                   # Hub id (streamed), a folder, a file or a glob of .txt/.jsonl/.parquet
-    config: str | None = None   # the Hub data set's config, e.g. "en" for C4
-    split: str = "train"
-    column: str = "text"
 
 
 def local_files(data_path: str, split: str) -> tuple[list[Path], bool]:
@@ -104,34 +94,34 @@ def _local_documents(paths: list[str], column: str, split: str, by_name: bool) -
                 yield {column: text}
 
 
-def document_stream(source: TextSource):
-    """The split's documents as a ``datasets.IterableDataset``, one shard per file."""
+def document_stream(source: DataSource, split: str):
+    """The documents of ``source``'s ``split`` as a ``datasets.IterableDataset``, one shard per file."""
     from datasets import Features, IterableDataset, Value
 
     if Path(source.path).exists() or any(ch in source.path for ch in "*?["):
-        files, by_name = local_files(source.path, source.split)
+        files, by_name = local_files(source.path, split)
         # A list in gen_kwargs is what datasets shards: each file is one shard.
         return IterableDataset.from_generator(
             _local_documents, features=Features({source.column: Value("string")}),
-            gen_kwargs={"paths": [str(p) for p in files], "column": source.column, "split": source.split,
+            gen_kwargs={"paths": [str(p) for p in files], "column": source.column, "split": split,
                         "by_name": by_name})
     # Online, C4 is streamed from the Hub; offline, its prefetched shards are read from the cache.
-    return load_source(DataSource(source.path, source.config), None, streaming=True)[source.split]
+    return load_source(source, None, streaming=True)[split]
 
 
-def reader_share(source: TextSource, reader: int, readers: int):
+def reader_share(source: DataSource, split: str, reader: int, readers: int):
     """The documents of reader ``reader`` of ``readers``: datasets' ``split_dataset_by_node`` hands
     out whole shards when they divide evenly, else every ``readers``-th document."""
     from datasets.distributed import split_dataset_by_node
 
-    return split_dataset_by_node(document_stream(source), rank=reader, world_size=readers)
+    return split_dataset_by_node(document_stream(source, split), rank=reader, world_size=readers)
 
 
 def iter_texts(data_path: str, data_config: str | None, split: str, rank: int = 0, world_size: int = 1,
                column: str = "text") -> Iterator[str]:
     """The documents of ``split`` that reader ``rank`` of ``world_size`` reads, in file order."""
     number = 0
-    for documents in reader_share(TextSource(data_path, data_config, split, column), rank, world_size).iter(CHUNK):
+    for documents in reader_share(DataSource(data_path, data_config, column), split, rank, world_size).iter(CHUNK):
         texts = column_texts(documents, column, f"{data_path} ({split})", number)
         number += len(texts)
         yield from texts
@@ -178,10 +168,10 @@ class CorruptedBatches(torch.utils.data.IterableDataset):
     number of processes and the number of workers, and on nothing else.
     """
 
-    def __init__(self, source: TextSource, tokenizer, collator, raw_length: int, rows_per_batch: int, seed: int,
-                 rank: int = 0, world_size: int = 1, shuffle_block: int = 10_000):
+    def __init__(self, source: DataSource, split: str, tokenizer, collator, raw_length: int, rows_per_batch: int,
+                 seed: int, rank: int = 0, world_size: int = 1, shuffle_block: int = 10_000):
         super().__init__()
-        self.source, self.tokenizer, self.collator, self.raw_length = source, tokenizer, collator, raw_length
+        self.source, self.split, self.tokenizer, self.collator, self.raw_length = source, split, tokenizer, collator, raw_length
         self.rows_per_batch, self.seed, self.rank, self.world_size = rows_per_batch, seed, rank, world_size
         self.shuffle_block = shuffle_block
         self._state: dict | None = None    # where the next batch starts; None: at the beginning
@@ -230,7 +220,7 @@ class CorruptedBatches(torch.utils.data.IterableDataset):
     def _rows(self, reader: int, readers: int, cursor: Cursor) -> Iterator[tuple[np.ndarray, Cursor]]:
         """(row, cursor at that row) from ``cursor`` on, pass after pass."""
         while True:
-            share = reader_share(self.source, reader, readers)
+            share = reader_share(self.source, self.split, reader, readers)
             if cursor.stream is not None:
                 share.load_state_dict(cursor.stream)
             whole_pass, made = (cursor.stream, cursor.chunk, cursor.row) == (None, 0, 0), 0  # from its start?
@@ -240,14 +230,14 @@ class CorruptedBatches(torch.utils.data.IterableDataset):
                 made += yield from self._block_rows(self._shuffled(documents, reader, cursor), cursor)
                 cursor.block, cursor.chunk, cursor.stream = cursor.block + 1, 0, share.state_dict()
             if whole_pass and made == 0:
-                raise InputError(f"{self.source.path} ({self.source.split}): reader {reader} of {readers} (processes x "
+                raise InputError(f"{self.source.path} ({self.split}): reader {reader} of {readers} (processes x "
                                  f"data workers) made no row of {self.raw_length} tokens from its whole share; add "
                                  "data, or use fewer data_workers or processes.")
             cursor.data_pass, cursor.block, cursor.chunk, cursor.stream = cursor.data_pass + 1, 0, 0, None
 
     def _shuffled(self, documents: dict, reader: int, cursor: Cursor) -> list[str]:
         """The block's texts in the order seeded by (seed, reader, pass, block)."""
-        texts = column_texts(documents, self.source.column, f"{self.source.path} ({self.source.split}), reader {reader}",
+        texts = column_texts(documents, self.source.column, f"{self.source.path} ({self.split}), reader {reader}",
                              cursor.block * self.shuffle_block)
         order = np.random.default_rng([self.seed, reader, cursor.data_pass, cursor.block]).permutation(len(texts))
         return [texts[i] for i in order]

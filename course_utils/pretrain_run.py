@@ -8,7 +8,7 @@ held-out NLL, logging, checkpoints and stop signals, in one object the loop call
         ...                                               # the loop: see pretrain_loop.pretrain
         result = run.finish(model, tokenizer)             # final NLL, the model saved, result.json
 
-Every ``log_every`` steps it prints a line in nanoT5's shape:
+Every ``logging_steps`` steps it prints a line in nanoT5's shape:
 
     [train] Step 100 out of 65536 | Loss --> 4.219 | Grad_l2 --> 1.204 | Weights_l2 --> 7042.931 | Lr --> 0.010 | Seconds_per_step --> 0.560 |
 """
@@ -28,7 +28,7 @@ from .memory import reset_peak_memory
 from .paths import repo_root
 from .pretrain_config import (PretrainConfig, PretrainResult, collator_for, compiles, micro_batch_size,
                               finished_run, resolve_accumulation, write_result)
-from .pretrain_data import CorruptedBatches, TextSource, batch_loader, start_batches, stop_batches
+from .pretrain_data import CorruptedBatches, batch_loader, start_batches, stop_batches
 
 
 def check_config(config: PretrainConfig, world_size: int) -> None:
@@ -155,7 +155,7 @@ class PretrainRun:
                           "from now on.")
 
     def maybe_log(self, step: int, loss, grad_norm, scheduler, model, seconds: float) -> None:
-        """The step's loss and time noted (a job's first step, which compiles, timed apart); every ``log_every``
+        """The step's loss and time noted (a job's first step, which compiles, timed apart); every ``logging_steps``
         steps and at the last, the window's means to TensorBoard, the log and the result."""
         self.result.steps = step
         if step == self._first_step:
@@ -165,7 +165,7 @@ class PretrainRun:
             self.result.timed_steps += 1
             self._window_seconds.append(seconds)
         self._window_losses.append(loss)
-        if step % self.config.log_every and step != self.last_step:
+        if step % self.config.logging_steps and step != self.last_step:
             return
         import torch
 
@@ -262,8 +262,7 @@ def corrupted_batches(config: PretrainConfig, tokenizer, split: str, seed: int, 
                       world_size: int = 1) -> CorruptedBatches:
     """This process's endless batches of ``split``: ``batch_size / world_size`` corrupted rows each."""
     collator, raw_length = collator_for(config, tokenizer)
-    source = TextSource(config.data_path, config.data_config, split, config.text_column)
-    return CorruptedBatches(source, tokenizer, collator, raw_length, config.batch_size // world_size, seed, rank,
+    return CorruptedBatches(config.data, split, tokenizer, collator, raw_length, config.batch_size // world_size, seed, rank,
                             world_size, config.shuffle_block)
 
 

@@ -86,7 +86,7 @@ def _smoke() -> Profile:
         # beats random weights on lesson 01's task (benchmarks/bench_pretrain_payoff.py; 400 steps did
         # not). One data worker: the pipeline runs off the training thread as in full, and on 2 cores
         # more workers would only take the cores from the training.
-        pretrain=dict(input_length=128, batch_size=16, total_steps=3000, warmup_steps=40, log_every=100,
+        pretrain=dict(input_length=128, batch_size=16, total_steps=3000, warmup_steps=40, logging_steps=100,
                       eval_every=200, eval_batches=6, checkpoint_every=0, data_workers=1),
         optimizer_race_steps=300,
         # Random-weight stand-ins write noise. About a minute of training on the 400 shipped
@@ -120,7 +120,7 @@ def _full() -> Profile:
 # whose fp32 activations for lesson 01's batch of 16 reviews take about 18 GB on a CPU.
 QUICK_CAPS = dict(finetune=dict(max_train_rows=8, max_eval_rows=8, num_train_epochs=1.0),
                   summaries=dict(test_rows=4), c4_prefetch_train_shards=1, optimizer_race_steps=1)
-QUICK_PRETRAIN = dict(batch_size=4, gradient_accumulation_steps=2, total_steps=2, warmup_steps=1, log_every=1,
+QUICK_PRETRAIN = dict(batch_size=4, gradient_accumulation_steps=2, total_steps=2, warmup_steps=1, logging_steps=1,
                       eval_every=0, eval_batches=1, checkpoint_every=1)
 
 

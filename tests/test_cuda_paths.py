@@ -33,7 +33,7 @@ from course_utils.pretrain import pretrain
 
 T5_V11_BASE = 247_577_856
 TINY = dict(model_name="standin:t5-v1_1-base", data_path=str(data_dir() / "c4"), data_config=None, input_length=32,
-            batch_size=8, total_steps=4, warmup_steps=1, learning_rate=1e-2, log_every=1, eval_every=0,
+            batch_size=8, total_steps=4, warmup_steps=1, learning_rate=1e-2, logging_steps=1, eval_every=0,
             eval_batches=1, checkpoint_every=0, attn_implementation="eager", shuffle_block=100, data_workers=0)
 
 

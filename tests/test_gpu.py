@@ -65,7 +65,7 @@ def test_the_cuda_peak_counts_a_tensor_allocated_on_the_gpu():
 def test_a_compiled_bf16_pretraining_run_learns_and_evaluates_on_the_gpu(tmp_path):
     config = PretrainConfig(model_name="standin:t5-v1_1-base", data_path=str(data_dir() / "c4"), data_config=None,
                             output_dir=str(tmp_path), input_length=32, batch_size=8, total_steps=12, warmup_steps=2,
-                            learning_rate=1e-2, log_every=2, eval_every=0, eval_batches=2, checkpoint_every=0,
+                            learning_rate=1e-2, logging_steps=2, eval_every=0, eval_batches=2, checkpoint_every=0,
                             compile=True, precision="auto", shuffle_block=100, data_workers=1)
     from torch._dynamo.utils import counters
 

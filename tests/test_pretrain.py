@@ -21,7 +21,7 @@ from course_utils.pretrain_data import iter_texts
 from course_utils.tokens import raw_rows
 
 TINY = dict(model_name="standin:t5-v1_1-base", data_path=str(data_dir() / "c4"), data_config=None,
-            input_length=32, batch_size=8, total_steps=8, warmup_steps=2, learning_rate=1e-2, log_every=2,
+            input_length=32, batch_size=8, total_steps=8, warmup_steps=2, learning_rate=1e-2, logging_steps=2,
             eval_every=4, eval_batches=2, attn_implementation="eager", shuffle_block=100, data_workers=1)
 
 
@@ -122,7 +122,7 @@ def test_two_processes_train_on_different_shards(tmp_path):
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
                "-m", "course_utils.pretrain", "--model-name", TINY["model_name"], "--data-path", TINY["data_path"],
                "--input-length", "32", "--batch-size", "8", "--total-steps", "4", "--warmup-steps", "1",
-               "--log-every", "2", "--eval-batches", "2", "--attn-implementation", "eager",
+               "--logging-steps", "2", "--eval-batches", "2", "--attn-implementation", "eager",
                "--shuffle-block", "100", "--data-workers", "1", "--output-dir", str(tmp_path)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

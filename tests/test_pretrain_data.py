@@ -11,9 +11,10 @@ import torch
 
 from course_utils.models import load_tokenizer
 from course_utils.paths import data_dir
-from course_utils.pretrain_data import (CorruptedBatches, TextSource, batch_loader, cut_rows, encode_documents, iter_texts,
+from course_utils.pretrain_data import (CorruptedBatches, batch_loader, cut_rows, encode_documents, iter_texts,
                                         start_batches, stop_batches)
 from course_utils.checkpoints import loader_state, restore_loader
+from course_utils.configs import DataSource
 from course_utils.span_corruption import span_corruption_collator
 
 MODEL = "standin:t5-v1_1-base"
@@ -31,7 +32,7 @@ def raw(rows, rngs) -> dict:
 
 def corrupting(tokenizer, rows_per_batch=8, **changes):
     collator, raw_length = span_corruption_collator(tokenizer, 32)
-    settings = dict(source=TextSource(str(data_dir() / "c4"), None, "train"), tokenizer=tokenizer,
+    settings = dict(source=DataSource(str(data_dir() / "c4")), split="train", tokenizer=tokenizer,
                     collator=collator, raw_length=raw_length, rows_per_batch=rows_per_batch, seed=3,
                     shuffle_block=50)
     return CorruptedBatches(**{**settings, **changes})
@@ -121,7 +122,7 @@ def test_resuming_with_another_number_of_workers_is_refused(tokenizer):
 
 def test_a_share_too_small_for_one_row_is_named(tokenizer, tmp_path):
     (tmp_path / "train.jsonl").write_text(json.dumps({"text": "two words"}) + "\n")
-    stream = corrupting(tokenizer, source=TextSource(str(tmp_path), None, "train"))
+    stream = corrupting(tokenizer, source=DataSource(str(tmp_path)))
     with pytest.raises(ValueError, match=r"reader 0 of 1 \(processes x data workers\) made no row of 34 tokens"):
         next(iter(stream))
 
@@ -129,4 +130,4 @@ def test_a_share_too_small_for_one_row_is_named(tokenizer, tmp_path):
 def test_hub_rows_without_the_column_are_named(tokenizer, tmp_path):
     (tmp_path / "train.jsonl").write_text(json.dumps({"body": "hi"}) + "\n")
     with pytest.raises(ValueError, match=r"train.jsonl, line 1: no column 'text'; columns are \['body'\]"):
-        next(iter(corrupting(tokenizer, source=TextSource(str(tmp_path), None, "train"))))
+        next(iter(corrupting(tokenizer, source=DataSource(str(tmp_path)))))

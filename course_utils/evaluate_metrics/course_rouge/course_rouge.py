@@ -4,8 +4,7 @@
     rouge = evaluate.load(course_utils.rouge.rouge_metric_path())
     rouge.compute(predictions=[...], references=[...])   # {"rouge1": 0.41, ...}, mean F
 
-It scores with course_utils.rouge (rouge-score's numbers, computed by rouge-score-rs where
-installed). Unlike the Hub's "rouge" metric it stems by default and aggregates with a plain
+It scores with course_utils.rouge, that is with rouge-score. Unlike the Hub's "rouge" metric it stems by default and aggregates with a plain
 mean instead of an unseeded bootstrap, so the same inputs always give the same figures.
 """
 
