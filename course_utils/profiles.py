@@ -118,7 +118,7 @@ def _full() -> Profile:
 # accumulates 2 micro-batches of 2 rows per step, so accumulation and the held-out input swap run.
 # 8 reviews make one fine-tuning step of 8 rows: lesson 04 fine-tunes T5 v1.1 base (248 M parameters),
 # whose fp32 activations for lesson 01's batch of 16 reviews take about 18 GB on a CPU.
-QUICK_CAPS = dict(finetune=dict(max_train_rows=8, max_eval_rows=8, num_train_epochs=1.0),
+QUICK_CAPS = dict(finetune=dict(max_train_rows=8, test_rows=8, num_train_epochs=1.0),
                   summaries=dict(test_rows=4), c4_prefetch_train_shards=1, optimizer_race_steps=1)
 QUICK_PRETRAIN = dict(batch_size=4, gradient_accumulation_steps=2, total_steps=2, warmup_steps=1, logging_steps=1,
                       eval_every=0, eval_batches=1, checkpoint_every=1)
