@@ -5,7 +5,7 @@ held-out NLL, logging, checkpoints and stop signals, in one object the loop call
         config = run.fit(model)                           # accumulation chosen for this GPU's memory
         model, optimizer = run.prepare(model, optimizer, scheduler)   # onto the device; compiled on a GPU
         step, batches = run.resume(model, tokenizer)      # 0 or the checkpoint's step; the data workers start
-        ...                                               # the loop: see pretrain_loop.pretrain
+        ...                                               # the loop: see pretrain.pretrain (notebook 04)
         result = run.finish(model, tokenizer)             # final NLL, the model saved, result.json
 
 Every ``logging_steps`` steps it prints a line in nanoT5's shape:

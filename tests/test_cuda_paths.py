@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import course_utils.pretrain_config as pretrain_config
-import course_utils.pretrain as pretrain_loop
+import course_utils.pretrain as pretraining
 import course_utils.pretrain_command as pretrain_command
 import course_utils.pretrain_run as pretrain_run
 from course_utils.pretrain_config import PretrainResult
@@ -44,7 +44,7 @@ def quiet(*_args, **_kwargs):
 @pytest.fixture
 def hooked_model(monkeypatch):
     """Install ``hook(module, kwargs)`` as a forward pre-hook on the model every pretraining run builds."""
-    build = pretrain_loop.initial_model
+    build = pretraining.initial_model
 
     def install(hook):
         def build_with_hook(config):
@@ -52,7 +52,7 @@ def hooked_model(monkeypatch):
             model.register_forward_pre_hook(hook, with_kwargs=True)
             return model
 
-        monkeypatch.setattr(pretrain_loop, "initial_model", build_with_hook)
+        monkeypatch.setattr(pretraining, "initial_model", build_with_hook)
 
     return install
 
