@@ -61,6 +61,11 @@ class FinetuneConfig:
     attn_implementation: str | None = setting(None, "None: the library default (SDPA); eager on small CPUs")
 
     @property
+    def model_dir(self) -> Path:
+        """Where the run saves its model and tokenizer: ``<output_dir>/model``."""
+        return Path(self.output_dir) / "model"
+
+    @property
     def data(self) -> DataSource:
         """The reviews this run reads (``data_path`` and ``data_config``, flat for the command line)."""
         return DataSource(self.data_path, self.data_config)
@@ -161,7 +166,7 @@ def run(config: FinetuneConfig, echo=print) -> dict:
     figures = {**dataclasses.asdict(result), "processes": int(os.environ.get("WORLD_SIZE", "1"))}
     # Every process saves: under ZeRO-3 the sharded weights are gathered collectively, and the
     # Trainer itself lets only the main process write.
-    model_dir = save(trainer, tokenizer, Path(config.output_dir) / "model")
+    model_dir = save(trainer, tokenizer, config.model_dir)
     if config.deepspeed:  # the reload below is a plain load in one process, not a ZeRO-3 partitioned one
         from transformers.integrations.deepspeed import unset_hf_deepspeed_config
 

@@ -68,7 +68,7 @@ def test_tensorboard_events_appear_where_the_config_says(short_run):
 
 def test_saved_model_reloads_from_disk_and_classifies(short_run):
     config, trainer, _, tok, splits = short_run
-    model_dir = save(trainer, tok, Path(config.output_dir) / "model")
+    model_dir = save(trainer, tok, config.model_dir)
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in model_dir.iterdir()}
     assert (Path(config.output_dir) / "trainer_state.json").exists()
     reloaded = load_model(str(model_dir))
