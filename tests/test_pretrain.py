@@ -250,7 +250,8 @@ def test_the_optimizer_race_differs_only_in_the_scaling(tmp_path):
 def test_two_runs_in_one_process_under_a_launcher(tmp_path):
     # Under a launcher's variables Accelerate initializes a process group that outlives one run;
     # the second run of pretrain_variants must find it still there (end_training would destroy it).
-    script = (f"from course_utils.pretrain import PretrainConfig, optimizer_race\n"
+    script = (f"from course_utils.pretrain import optimizer_race\n"
+              f"from course_utils.pretrain_config import PretrainConfig\n"
               f"config = PretrainConfig(**{TINY!r}, output_dir={str(tmp_path / 'lesson')!r})\n"
               f"race = optimizer_race(config, 4, {str(tmp_path / 'race')!r}, echo=lambda _: None)\n"
               f"print(sorted(race), [run.steps for run in race.values()])\n")
