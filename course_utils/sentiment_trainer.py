@@ -71,6 +71,7 @@ def training_arguments(config) -> Seq2SeqTrainingArguments:
         average_tokens_across_devices=False,
         train_sampling_strategy="group_by_length" if config.group_by_length else "random",
         logging_steps=config.logging_steps,
+        logging_first_step=True,  # the loss curve starts at step 1, and a run shorter than logging_steps has one
         save_strategy="no",   # we save once, at the end, with save_model and save_state
         eval_strategy="no",   # accuracy is measured by generation, after training
         report_to="none",     # TensorBoard is attached explicitly, so its folder is known

@@ -83,7 +83,7 @@ def test_saved_model_reloads_from_disk_and_classifies(short_run):
 def test_command_line_runs_the_whole_recipe(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "course_utils.finetune", "--model-name", SMALL,
                            "--data-path", str(data_dir() / "imdb"), "--output-dir", str(tmp_path),
-                           "--num-train-epochs", "1", "--max-train-rows", "32", "--max-eval-rows", "8",
+                           "--num-train-epochs", "1", "--max-train-rows", "32", "--test-rows", "8",
                            "--attn-implementation", "eager"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
