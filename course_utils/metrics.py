@@ -41,6 +41,8 @@ UNITS = {
     "peak_memory_mib": "MiB", "t5_3b_8gpus": "GiB", "loss_relative_gap": "fraction", "relative_drop": "fraction",
     "accuracy_margin_over_random_init": "fraction", "gradient_accumulation_steps": "micro-batches per step",
     "raw_row_length": "tokens",
+    # lab 01L: instruction tuning
+    "examples": "examples", "trainable_parameters": "parameters",
     # 03: summaries
     "test_articles": "articles", "t5_small_exact_match": "fraction", "rouge1": "F", "rouge2": "F", "rougeL": "F",
     "rougeLsum": "F", "repeated_trigrams": "fraction", "warmup_time": "s", "generation_time": "s",

@@ -28,6 +28,7 @@ HUB_DATA_FILES = {
     ("abisee/cnn_dailymail", "3.0.0"): {split: f"3.0.0/{split}-*.parquet" for split in ("train", "validation", "test")},
     ("allenai/c4", "en"): {"train": f"en/c4-train.*-of-{C4_TRAIN_SHARDS:05d}.json.gz",
                            "validation": f"en/c4-validation.*-of-{C4_VALIDATION_SHARDS:05d}.json.gz"},
+    ("databricks/databricks-dolly-15k", None): {"train": "databricks-dolly-15k.jsonl"},
 }
 
 

@@ -1,4 +1,4 @@
-"""Tiny stand-ins for t5-small, t5-base, gpt2 and t5-v1_1-base, for the offline smoke profile.
+"""Tiny stand-ins for t5-small, t5-base, gpt2, t5-v1_1-base and pythia-70m-deduped, for the offline smoke profile.
 
 No model weights can be downloaded in smoke, so each stand-in is the same architecture as
 the model it replaces (a T5 or GPT-2 config, far fewer and narrower layers) with random
@@ -36,8 +36,8 @@ class StandInSpec:
     """How to build one stand-in: its family and the config sizes that differ from the real model."""
 
     name: str                 # the real model it replaces, e.g. "t5-small"
-    family: str               # "t5" or "gpt2"
-    config: dict = field(default_factory=dict)  # T5Config / GPT2Config keyword arguments
+    family: str               # "t5", "gpt2" or "gpt_neox"
+    config: dict = field(default_factory=dict)  # T5Config / GPT2Config / GPTNeoXConfig keyword arguments
     seed: int = 0             # for the random initial weights
 
 
@@ -61,23 +61,30 @@ STANDINS = {
                                                            feed_forward_proj="gated-gelu",
                                                            tie_word_embeddings=False, **CPU_FRIENDLY)),
     "gpt2": StandInSpec("gpt2", "gpt2", dict(n_embd=64, n_layer=2, n_head=4, n_positions=1024)),
+    # Pythia: GPT-NeoX with rotary embeddings on a quarter of each head and parallel residuals; 512 wide and
+    # 6 layers in the real 70m. Its tokenizer is GPT-NeoX's byte-level BPE with <|endoftext|> as id 0.
+    "pythia-70m-deduped": StandInSpec("pythia-70m-deduped", "gpt_neox", dict(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256,
+        max_position_embeddings=512, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False)),
 }
+# Stand-ins whose tokenizer also learns from more of the shipped data (the others keep their fingerprints).
+EXTRA_CORPUS = {"pythia-70m-deduped": ("dolly/train.jsonl",)}
 
 
-def corpus_files(root: Path | None = None) -> list[Path]:
-    """The shipped training splits the stand-in tokenizers learn from."""
+def corpus_files(root: Path | None = None, name: str = "") -> list[Path]:
+    """The shipped training splits the stand-in tokenizers learn from (``name``'s extra ones included)."""
     root = root or data_dir()
     return [root / "imdb" / "train.jsonl", root / "cnn_dailymail" / "train.jsonl",
-            root / "c4" / "train.jsonl"]
+            root / "c4" / "train.jsonl", *(root / extra for extra in EXTRA_CORPUS.get(name, ()))]
 
 
 def iter_corpus(files: Iterable[Path]) -> Iterator[str]:
-    """Every text field of every row (reviews, articles, highlights, web pages)."""
+    """Every text field of every row (reviews, articles, highlights, web pages, instructions)."""
     for path in files:
         with open(path, encoding="utf-8") as handle:
             for line in handle:
                 row = json.loads(line)
-                for key in ("text", "article", "highlights"):
+                for key in ("text", "article", "highlights", "instruction", "context", "response"):
                     if key in row:
                         yield row[key]
 
@@ -107,6 +114,22 @@ def train_t5_tokenizer(texts: Iterable[str], vocab_size: int = TOKENIZER_VOCAB_S
     return T5Tokenizer(vocab=pieces + sentinels, extra_ids=extra_ids, model_max_length=512)
 
 
+def train_gpt_neox_tokenizer(texts: Iterable[str], vocab_size: int = TOKENIZER_VOCAB_SIZE):
+    """A byte-level BPE GPTNeoXTokenizer with Pythia's special tokens: <|endoftext|> (id 0: BOS, EOS and
+    unknown) and <|padding|> (id 1), which Pythia's tokenizer does not name as its pad token."""
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import GPTNeoXTokenizer
+
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=2,
+                            special_tokens=["<|endoftext|>", "<|padding|>"])
+    trained = json.loads(bpe._tokenizer.to_str())["model"]
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
+    tokenizer = GPTNeoXTokenizer(vocab=trained["vocab"], merges=merges, model_max_length=2048)
+    tokenizer.pad_token = None  # as published: the lab chooses the padding itself
+    return tokenizer
+
+
 def train_gpt2_tokenizer(texts: Iterable[str], vocab_size: int = TOKENIZER_VOCAB_SIZE):
     """A byte-level BPE GPT2Tokenizer whose only special token is <|endoftext|>, as in GPT-2."""
     from tokenizers import ByteLevelBPETokenizer
@@ -123,7 +146,8 @@ def train_gpt2_tokenizer(texts: Iterable[str], vocab_size: int = TOKENIZER_VOCAB
 def build_standin(spec: StandInSpec, texts: Iterable[str]):
     """Return (model, tokenizer) for ``spec``: a trained tokenizer and seeded random weights."""
     import torch
-    from transformers import GPT2Config, GPT2LMHeadModel, T5Config, T5ForConditionalGeneration
+    from transformers import (GPT2Config, GPT2LMHeadModel, GPTNeoXConfig, GPTNeoXForCausalLM, T5Config,
+                              T5ForConditionalGeneration)
 
     if spec.family == "t5":
         tokenizer = train_t5_tokenizer(texts)
@@ -136,8 +160,13 @@ def build_standin(spec: StandInSpec, texts: Iterable[str]):
         eos = tokenizer.eos_token_id
         config = GPT2Config(vocab_size=len(tokenizer), bos_token_id=eos, eos_token_id=eos, **spec.config)
         model_class = GPT2LMHeadModel
+    elif spec.family == "gpt_neox":
+        tokenizer = train_gpt_neox_tokenizer(texts)
+        eos = tokenizer.eos_token_id
+        config = GPTNeoXConfig(vocab_size=len(tokenizer), bos_token_id=eos, eos_token_id=eos, **spec.config)
+        model_class = GPTNeoXForCausalLM
     else:
-        raise ValueError(f"Stand-in {spec.name!r} has unknown family {spec.family!r} (t5 or gpt2).")
+        raise ValueError(f"Stand-in {spec.name!r} has unknown family {spec.family!r} (t5, gpt2 or gpt_neox).")
     with torch.random.fork_rng(devices=[]):  # seed the weights without touching the caller's RNG
         torch.manual_seed(spec.seed)
         model = model_class(config)
@@ -166,7 +195,7 @@ def _spec(name: str) -> StandInSpec:
 def ensure_standin(name: str, cache: str | os.PathLike | None = None,
                    files: list[Path] | None = None) -> Path:
     """Path of the saved stand-in ``name``, building it first if the cache lacks it."""
-    files = files or corpus_files()
+    files = files or corpus_files(name=name)
     target = standin_dir(name, default_cache_dir(cache), files)
     if (target / "config.json").exists():
         return target

@@ -1,12 +1,12 @@
 """Write the course's synthetic sample data sets into data/.
 
 The smoke profile cannot reach the Hugging Face Hub, so it reads small stand-ins for
-IMDB, CNN/DailyMail and C4 from this folder. They are written here, from word lists and
+IMDB, CNN/DailyMail, C4 and Dolly-15k from this folder. They are written here, from word lists and
 sentence templates of the project's own. Each data set's split draws from a random generator
 of its own, seeded by the split's name: the same command always writes the same bytes, and a
 change to one set leaves the others as they were.
 
-    python data/generate.py            # (re)write data/{imdb,cnn_dailymail,c4}/*.jsonl
+    python data/generate.py            # (re)write data/{imdb,cnn_dailymail,c4,dolly}/*.jsonl
     python data/generate.py --check    # exit 1 if the committed files differ from a fresh run
 
 Only the standard library is used, so the generator runs before anything is installed.
@@ -31,6 +31,8 @@ SIZES = {
     "imdb": {"train": 2000, "test": 500, "unsupervised": 300},
     "cnn_dailymail": {"train": 400, "validation": 50, "test": 50},
     "c4": {"train": 2000, "validation": 200},
+    # databricks-dolly-15k has one split of 15,011 rows; lab 01L holds its own test rows out of it.
+    "dolly": {"train": 600},
 }
 
 # --------------------------------------------------------------------------- word lists
@@ -493,6 +495,58 @@ def c4_doc(rng: random.Random) -> dict:
     return {"text": "\n".join(lines), "timestamp": stamp, "url": f"https://{site}/{slug}-{rng.randint(100, 9999)}"}
 
 
+# --------------------------------------------------------------------------- Dolly-15k
+
+# Dolly's eight categories, each a task with short answers whose words recur, so that a tiny model
+# trained for a minute learns the answer's shape and its ROUGE against the reference rises.
+CAPITALS = [("France", "Paris"), ("Kenya", "Nairobi"), ("Japan", "Tokyo"), ("Chile", "Santiago"),
+            ("Norway", "Oslo"), ("Canada", "Ottawa"), ("Portugal", "Lisbon"), ("Ghana", "Accra"),
+            ("Estonia", "Tallinn"), ("Poland", "Warsaw"), ("Peru", "Lima"), ("Egypt", "Cairo")]
+SEASONS = ["spring", "summer", "autumn", "winter"]
+
+
+def dolly_row(rng: random.Random) -> dict:
+    category = pick(rng, ["open_qa", "closed_qa", "classification", "information_extraction",
+                          "summarization", "brainstorming", "creative_writing", "general_qa"])
+    context = ""
+    if category == "open_qa":
+        country, city = pick(rng, CAPITALS)
+        instruction, response = f"What is the capital of {country}?", f"The capital of {country} is {city}."
+    elif category == "closed_qa":
+        name, place, job = person(rng), pick(rng, PLACES), pick(rng, OCCUPATIONS)
+        context = f"{name} is {a_an(job)} who lives in {place}."
+        instruction, response = f"Where does {name.split()[0]} live?", f"{name.split()[0]} lives in {place}."
+    elif category == "classification":
+        polarity = rng.choice([1, -1])
+        adjective = pick(rng, POS_ADJ if polarity > 0 else NEG_ADJ)
+        context = f"I thought {pick(rng, ASPECTS)} of {film_title(rng)} was {adjective}."
+        instruction = "Is this review positive or negative?"
+        response = f"The review is {'positive' if polarity > 0 else 'negative'}."
+    elif category == "information_extraction":
+        company, (product, defect) = pick(rng, COMPANIES), pick(rng, PRODUCTS)
+        units = rng.randint(2, 90) * 1000
+        context = f"{company} is recalling {units:,} {product} because they {defect}."
+        instruction, response = "Which company is recalling products?", f"{company} is recalling {product}."
+    elif category == "summarization":
+        paragraphs, highlights = pick(rng, STORY_KINDS)(rng)
+        context = " ".join(paragraphs[:3])
+        instruction, response = "Summarize this text in one sentence.", highlights[0]
+    elif category == "brainstorming":
+        city = pick(rng, PLACES)
+        ideas = distinct(rng, lambda r: pick(r, ACTIVITIES), 3)
+        instruction = f"Give me three things to do in {city}."
+        response = f"In {city} you could try {ideas[0]}, {ideas[1]} or {ideas[2]}."
+    elif category == "creative_writing":
+        place, season = pick(rng, PLACES), pick(rng, SEASONS)
+        instruction = f"Write one line of a poem about {place} in {season}."
+        response = f"In {season} the streets of {place} are quiet and bright."
+    else:
+        task = pick(rng, TASKS)
+        instruction = f"How do I {task}?"
+        response = f"To {task}, gather your tools first, then work slowly and check each part as you go."
+    return {"instruction": instruction, "context": context, "response": response, "category": category}
+
+
 # --------------------------------------------------------------------------- driver
 
 
@@ -514,6 +568,9 @@ def build_all(seed: int = SEED, sizes: dict | None = None) -> dict[str, str]:
     for split, n in sizes["c4"].items():
         rng = split_rng(seed, "c4", split)
         files[f"c4/{split}.jsonl"] = [c4_doc(rng) for _ in range(n)]
+    for split, n in sizes["dolly"].items():
+        rng = split_rng(seed, "dolly", split)
+        files[f"dolly/{split}.jsonl"] = [dolly_row(rng) for _ in range(n)]
     return {path: "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
             for path, rows in files.items()}
 

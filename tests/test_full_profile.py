@@ -404,7 +404,7 @@ def test_a_repo_without_safetensors_is_prefetched_with_its_pytorch_weights(tmp_p
     monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
     profile = get_profile("full", models={"t5_small": "t5-small", "t5_v1_1_base": "google/t5-v1_1-base"},
                           c4_prefetch_train_shards=0, imdb=DataSource(str(tmp_path)),
-                          cnn_dailymail=DataSource(str(tmp_path)))
+                          cnn_dailymail=DataSource(str(tmp_path)), dolly=DataSource(str(tmp_path)))
     hub.prefetch(profile, echo=lambda *a, **k: None)
     assert calls == [("t5-small", hub.MODEL_FILES), ("google/t5-v1_1-base", hub.MODEL_FILES),
                      ("google/t5-v1_1-base", hub.LEGACY_WEIGHT_FILES)]

@@ -102,12 +102,15 @@ def test_prefetch_asks_for_every_full_asset(monkeypatch, tmp_path):
     monkeypatch.setattr("huggingface_hub.snapshot_download", snapshot_download)
     fetched = prefetch(get_profile("full"), echo=lambda *a, **k: None)
     assert [str(a) for a in fetched] == ["t5-small", "t5-base", "gpt2", "google/t5-v1_1-base",
-                                         "stanfordnlp/imdb (default)", "abisee/cnn_dailymail (3.0.0)", "allenai/c4"]
+                                         "EleutherAI/pythia-70m-deduped", "stanfordnlp/imdb (default)",
+                                         "abisee/cnn_dailymail (3.0.0)", "databricks/databricks-dolly-15k (default)",
+                                         "allenai/c4"]
     # Data sets come as their files in the Hub's layout, which is all the offline run reads.
     assert ("stanfordnlp/imdb", "dataset", ["plain_text/train-*.parquet", "plain_text/test-*.parquet",
                                             "plain_text/unsupervised-*.parquet"]) in calls
     assert ("abisee/cnn_dailymail", "dataset", ["3.0.0/train-*.parquet", "3.0.0/validation-*.parquet",
                                                 "3.0.0/test-*.parquet"]) in calls
+    assert ("databricks/databricks-dolly-15k", "dataset", ["databricks-dolly-15k.jsonl"]) in calls  # its one file
     c4 = [c for c in calls if c[0] == "allenai/c4"][0]
     assert c4[1] == "dataset" and len(c4[2]) == 8 + 1
     assert ("t5-small", "model", ["*.json", "*.safetensors", "*.model", "*.txt"]) in calls

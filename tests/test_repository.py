@@ -10,6 +10,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+LABS = sorted((ROOT / "notebooks" / "labs").rglob("*.ipynb"))  # student copies and solutions
 HF_IMPORT = re.compile(r"^\s*(from|import)\s+(transformers|datasets|evaluate|huggingface_hub)\b", re.M)
 
 
@@ -17,14 +18,14 @@ def test_there_are_numbered_notebooks():
     assert NOTEBOOKS and all(re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", p.name) for p in NOTEBOOKS)
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS + LABS, ids=lambda p: str(p.relative_to(ROOT / "notebooks")))
 def test_notebook_is_stored_without_outputs(path):
     cells = json.loads(path.read_text())["cells"]
     code = [c for c in cells if c["cell_type"] == "code"]
     assert all(not c["outputs"] and c["execution_count"] is None for c in code)
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS + LABS, ids=lambda p: str(p.relative_to(ROOT / "notebooks")))
 def test_parameters_come_from_the_environment_before_any_hf_import(path):
     cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
     tagged = [i for i, c in enumerate(cells) if "parameters" in c["metadata"].get("tags", [])]

@@ -10,8 +10,13 @@ fetches the real ones. What they hold:
   vocabulary of 32,128), GPT-2's a 50,257-entry byte-level BPE ending in ``<|endoftext|>``. The
   corpus supports far fewer pieces than that, so the rest are placeholders that never match text.
   The T5 tokenizers' configs leave ``model_max_length`` out, as some Hub repos do.
-- ``stanfordnlp/imdb`` (``plain_text`` parquet), ``abisee/cnn_dailymail`` (``3.0.0`` parquet) and
-  ``allenai/c4`` (``en/c4-{train,validation}.NNNNN-of-NNNNN.json.gz``), with the rows of ``data/``
+- ``EleutherAI/pythia-70m-deduped`` (lab 01L) with its published config, its weights in float16 as
+  published (transformers 5 loads a checkpoint in its stored dtype unless told otherwise), and a
+  GPT-NeoX tokenizer of the published size: 50,277 entries, ``<|endoftext|>`` as id 0 and
+  ``<|padding|>`` as id 1, with no pad token named, in a model vocabulary of 50,304.
+- ``stanfordnlp/imdb`` (``plain_text`` parquet), ``abisee/cnn_dailymail`` (``3.0.0`` parquet),
+  ``allenai/c4`` (``en/c4-{train,validation}.NNNNN-of-NNNNN.json.gz``) and
+  ``databricks/databricks-dolly-15k`` (one ``databricks-dolly-15k.jsonl``), with the rows of ``data/``
   in the Hub's file names and formats.
 
     python tests/rehearsal/hub_repos.py [--root .cache/rehearsal]    # build (or find) them all
@@ -40,6 +45,7 @@ from course_utils.standins import corpus_files, iter_corpus  # noqa: E402
 
 T5_PIECES, T5_EXTRA_IDS, T5_MODEL_VOCAB = 32_000, 100, 32_128
 GPT2_VOCAB = 50_257
+PYTHIA_TOKENS, PYTHIA_MODEL_VOCAB = 50_277, 50_304
 _T5_COMMON = dict(architectures=["T5ForConditionalGeneration"], d_kv=64, decoder_start_token_id=0, dropout_rate=0.1,
                   eos_token_id=1, initializer_factor=1.0, is_encoder_decoder=True, layer_norm_epsilon=1e-06,
                   model_type="t5", n_positions=512, output_past=True, pad_token_id=0,
@@ -62,17 +68,27 @@ PUBLISHED_CONFIGS = {
              "summary_first_dropout": 0.1, "summary_proj_to_labels": True, "summary_type": "cls_index",
              "summary_use_proj": True, "task_specific_params": {"text-generation": {"do_sample": True, "max_length": 50}},
              "vocab_size": GPT2_VOCAB},
+    "EleutherAI/pythia-70m-deduped": {
+        "architectures": ["GPTNeoXForCausalLM"], "bos_token_id": 0, "classifier_dropout": 0.1, "eos_token_id": 0,
+        "hidden_act": "gelu", "hidden_size": 512, "initializer_range": 0.02, "intermediate_size": 2048,
+        "layer_norm_eps": 1e-05, "max_position_embeddings": 2048, "model_type": "gpt_neox", "num_attention_heads": 8,
+        "num_hidden_layers": 6, "rotary_emb_base": 10000, "rotary_pct": 0.25, "tie_word_embeddings": False,
+        "torch_dtype": "float16", "transformers_version": "4.24.0", "use_cache": True, "use_parallel_residual": True,
+        "vocab_size": PYTHIA_MODEL_VOCAB},
 }
 # Parameters of the published models (model cards; T5 v1.1 with its own output layer).
 PUBLISHED_PARAMETERS = {"t5-small": 60_506_624, "t5-base": 222_903_552, "google/t5-v1_1-base": 247_577_856,
-                        "gpt2": 124_439_808}
+                        "gpt2": 124_439_808, "EleutherAI/pythia-70m-deduped": 70_426_624}
 GENERATION_CONFIGS = {"t5": {"decoder_start_token_id": 0, "eos_token_id": 1, "pad_token_id": 0},
-                      "gpt2": {"bos_token_id": 50256, "eos_token_id": 50256}}
+                      "gpt2": {"bos_token_id": 50256, "eos_token_id": 50256},
+                      "gpt_neox": {"bos_token_id": 0, "eos_token_id": 0}}
+# Published in float16: the weights are saved in it, as the Hub's files are.
+FLOAT16_WEIGHTS = ("EleutherAI/pythia-70m-deduped",)
 # Repos given only PyTorch's pickled pytorch_model.bin, as older Hub repos may hold, so that the
 # prefetch's fallback for repos without safetensors runs (lesson 04 loads these weights).
 PYTORCH_WEIGHTS_ONLY = ("google/t5-v1_1-base",)
 C4_TRAIN_SHARDS = 8  # of the Hub's 1,024: as many as `course prefetch --profile full` takes
-RECIPE = 2           # bump when the build changes in a way the fingerprint does not see
+RECIPE = 3           # bump when the build changes in a way the fingerprint does not see
 
 
 def t5_tokenizer(texts):
@@ -105,6 +121,22 @@ def gpt2_tokenizer(texts):
                          bos_token="<|endoftext|>", eos_token="<|endoftext|>")
 
 
+def gpt_neox_tokenizer(texts):
+    """A GPTNeoXTokenizer of Pythia's size: <|endoftext|> (0), <|padding|> (1), a BPE trained on ``texts``,
+    placeholders; bos, eos and unk are <|endoftext|> and no pad token is named, as published."""
+    from course_utils.standins import train_gpt_neox_tokenizer
+
+    trained = json.loads(train_gpt_neox_tokenizer(texts, vocab_size=PYTHIA_TOKENS).backend_tokenizer.to_str())["model"]
+    vocab, merges = dict(trained["vocab"]), trained["merges"]
+    vocab.update({f"<unused_{i}>": i for i in range(len(vocab), PYTHIA_TOKENS)})
+    from transformers import GPTNeoXTokenizer
+
+    tokenizer = GPTNeoXTokenizer(vocab=vocab, merges=[tuple(m) if not isinstance(m, str) else tuple(m.split(" "))
+                                                      for m in merges], model_max_length=2048)
+    tokenizer.pad_token = None
+    return tokenizer
+
+
 def write_model_repo(name: str, folder: Path, texts: list[str]) -> None:
     """Published config, seeded random weights and a trained tokenizer of the published size, in ``folder``."""
     import torch
@@ -123,6 +155,8 @@ def write_model_repo(name: str, folder: Path, texts: list[str]) -> None:
                 untie_output_layer(model)
         else:
             model = AutoModelForCausalLM.from_config(config)
+    if name in FLOAT16_WEIGHTS:
+        model = model.half()
     count = sum(p.numel() for p in model.parameters())
     if count != PUBLISHED_PARAMETERS[name]:
         raise RuntimeError(f"{name}: built {count:,} parameters, the published model has {PUBLISHED_PARAMETERS[name]:,}.")
@@ -140,7 +174,8 @@ def write_model_files(name: str, folder: Path, texts: list[str], tokenizer=None)
     published = PUBLISHED_CONFIGS[name]
     family = published["model_type"]
     folder.mkdir(parents=True, exist_ok=True)
-    tokenizer = tokenizer or (t5_tokenizer(texts) if family == "t5" else gpt2_tokenizer(texts))
+    tokenizers = {"t5": t5_tokenizer, "gpt2": gpt2_tokenizer, "gpt_neox": gpt_neox_tokenizer}
+    tokenizer = tokenizer or tokenizers[family](texts)
     tokenizer.save_pretrained(folder)
     (folder / "config.json").write_text(json.dumps(published, indent=2) + "\n")  # the Hub's file, not transformers 5's
     (folder / "generation_config.json").write_text(json.dumps(GENERATION_CONFIGS[family], indent=2) + "\n")
@@ -203,7 +238,15 @@ def write_c4(folder: Path) -> None:
     (folder / "README.md").write_text(_card("C4", configs))
 
 
-DATASETS = {"stanfordnlp/imdb": write_imdb, "abisee/cnn_dailymail": write_cnn_dailymail, "allenai/c4": write_c4}
+def write_dolly(folder: Path) -> None:
+    """databricks/databricks-dolly-15k: one databricks-dolly-15k.jsonl at the top, no configs in the card."""
+    folder.mkdir(parents=True)
+    shutil.copyfile(ROOT / "data" / "dolly" / "train.jsonl", folder / "databricks-dolly-15k.jsonl")
+    (folder / "README.md").write_text("---\nlicense: cc-by-sa-3.0\n---\n# databricks-dolly-15k\n\nRehearsal copy.\n")
+
+
+DATASETS = {"stanfordnlp/imdb": write_imdb, "abisee/cnn_dailymail": write_cnn_dailymail, "allenai/c4": write_c4,
+            "databricks/databricks-dolly-15k": write_dolly}
 
 
 def git_commit(folder: Path) -> str:
@@ -243,7 +286,9 @@ def build(root: Path, echo=print) -> Path:
         folder = mirrors / "models" / name
         folder.mkdir(parents=True)
         echo(f"building model repo {name} ...", flush=True)
-        write_model_repo(name, folder, texts)
+        standin = name.split("/")[-1]  # Pythia's tokenizer also learns from the shipped instructions
+        write_model_repo(name, folder, list(iter_corpus(corpus_files(name=standin))) if standin == "pythia-70m-deduped"
+                         else texts)
         commits[f"models/{name}"] = git_commit(folder)
     for name, writer in DATASETS.items():
         folder = mirrors / "datasets" / name

@@ -1,0 +1,80 @@
+"""Lab 03L's checks, ROUGE from scratch: tokens, ROUGE-N by clipped n-gram overlap, ROUGE-L by the longest
+common subsequence, and the Lead-3 baseline, each against rouge-score and the course's sentence splitter."""
+
+from __future__ import annotations
+
+from .rouge import make_scorer, split_sentences
+from .verdict import close, compare_sequences, fail, passed
+
+# (prediction, reference): empty sides, identical texts, repeated words, stemming, word order, punctuation.
+PAIRS = (
+    ("", "the cat sat on the mat"),
+    ("the cat sat on the mat", ""),
+    ("the cat sat on the mat", "the cat sat on the mat"),
+    ("the the the the", "the cat sat on the mat"),
+    ("The runners were running quickly.", "A runner runs quick"),
+    ("mat the on sat cat the", "the cat sat on the mat"),
+    ("Police arrested the gunman, officials said.", "The gunman was arrested by police on Sunday."),
+    ("a b c d e f", "f e d c b a b c"),
+)
+TEXTS = ("The Runners were RUNNING quickly, weren't they?", "Flights cancelled: 1,200 (approx.) on 3/4.",
+         "  spaces\tand\nnewlines  ", "", "a an the is was cats")
+
+
+def reference_tokens(text: str) -> list[str]:
+    """rouge-score's own tokens with stemming, the ones it scores."""
+    return make_scorer(["rouge1"], use_stemmer=True)._tokenizer.tokenize(text)
+
+
+def rouge_tokens(tokens_fn) -> None:
+    """``tokens(text) -> list[str]`` against rouge-score's tokenizer with the Porter stemmer."""
+    for text in TEXTS:
+        compare_sequences("rouge_tokens", f"tokens({text!r})", reference_tokens(text), tokens_fn(text),
+                          "lowercase, keep runs of a-z and 0-9 only, and Porter-stem the words longer than 3 letters")
+    passed("rouge_tokens", f"{len(TEXTS)} texts tokenized as rouge-score tokenizes them, stems included")
+
+
+def _compare_scores(check: str, kind: str, score_fn, hint: str) -> None:
+    scorer = make_scorer([kind], use_stemmer=True)
+    for prediction, reference in PAIRS:
+        expected = scorer.score(reference, prediction)[kind]
+        got = score_fn(prediction, reference)
+        if not isinstance(got, tuple | list) or len(got) != 3:
+            fail(check, "a tuple (precision, recall, f-measure)", got, "return all three numbers")
+        for name, want, value in zip(("precision", "recall", "f-measure"), expected, got):
+            close(check, f"{name} of {prediction!r} against {reference!r}", want, value, hint)
+
+
+def rouge_n(rouge_n_fn) -> None:
+    """``rouge_n(prediction, reference, n) -> (precision, recall, f)`` against rouge-score's rouge1 and rouge2."""
+    for n in (1, 2):
+        _compare_scores("rouge_n", f"rouge{n}", lambda p, r: rouge_n_fn(p, r, n),
+                        f"count each {n}-gram at most as often as the reference has it (min of the two counts), and "
+                        "score 0 when either side has no n-grams")
+    passed("rouge_n", f"ROUGE-1 and ROUGE-2 equal rouge-score's on {len(PAIRS)} pairs (empty, identical, repeated, stemmed)")
+
+
+def rouge_l(rouge_l_fn) -> None:
+    """``rouge_l(prediction, reference) -> (precision, recall, f)`` against rouge-score's rougeL."""
+    _compare_scores("rouge_l", "rougeL", rouge_l_fn,
+                    "the longest common subsequence keeps word order but may skip words; a bag of words or a "
+                    "contiguous substring gives other numbers")
+    passed("rouge_l", f"ROUGE-L equals rouge-score's on {len(PAIRS)} pairs, word order included")
+
+
+ARTICLES = (
+    "Officials said on Monday that the bridge would close. Repairs will take a year.\n\nDrivers must use the ferry. "
+    "Tolls rise in May. More details follow.",
+    "Dr. Ada Quinn led the team. They found a new frog in the cloud forest.\n\nIt has a blue throat. "
+    "The find took 6 years.",
+)
+
+
+def lead_3(lead_3_fn) -> None:
+    """``lead_3(article) -> str``: the first three sentences, one per line (rougeLsum's rule)."""
+    for article in ARTICLES:
+        expected, got = "\n".join(split_sentences(article)[:3]), lead_3_fn(article)
+        if got != expected:
+            fail("lead_3", repr(expected), repr(got), "split with split_sentences, keep the first three, and join them "
+                                                      "with \"\\n\": rougeLsum reads one sentence per line")
+    passed("lead_3", f"{len(ARTICLES)} articles: three sentences, one per line")

@@ -1,0 +1,473 @@
+"""The labs: student copies written from the solutions, the checks proven on known-wrong answers, the questions.
+
+nbval runs every solution notebook top to bottom (``make test``: ``notebooks/labs/solutions``), which shows that
+each solution passes each of its checks. Here:
+
+- each committed student copy equals a fresh one, and a solution edited without its copy is caught;
+- each untouched student copy stops at its first stub, with that stub's message, and runs nothing after it;
+- each check raises on at least two typical wrong answers, and for each wrong answer no other check of its lab
+  raises: the answers are the solution's own (its cells executed here), with one of them replaced;
+- each question's wrong options raise, its right one prints, and its text is the one the lab shows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from course_utils import check, labs
+from course_utils.quiz import QUESTIONS, question, question_markdown
+from course_utils.verdict import CheckFailed
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = {p.name[:3]: p for p in labs.solution_notebooks(ROOT)}
+STUB = re.compile(r'raise NotImplementedError\("(.*)"\)')
+
+
+def code_cells(path: Path) -> list[str]:
+    return ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+
+
+def solution_namespace(lab: str, stop_at: str | None = None) -> dict:
+    """The solution's code cells executed in order in one namespace (up to the first cell containing ``stop_at``).
+
+    The offline switches are set first, as a kernel's set-up cell would set them before anything imports
+    transformers (here other tests have imported it already); the environment is restored afterwards.
+    """
+    import os
+
+    import matplotlib
+
+    from course_utils.offline import OFFLINE_VARIABLES
+
+    matplotlib.use("Agg")
+    saved = dict(os.environ)
+    os.environ.update(OFFLINE_VARIABLES)
+    namespace = {"__name__": "__lab__"}
+    try:
+        for source in code_cells(SOLUTIONS[lab]):
+            if stop_at and stop_at in source:
+                break
+            exec(compile(source, f"{lab} cell", "exec"), namespace)  # noqa: S102 - the course's own notebook
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return namespace
+
+
+# --------------------------------------------------------------------------- student copies
+
+
+def test_there_are_five_labs_and_each_has_a_student_copy():
+    assert sorted(SOLUTIONS) == ["00L", "01L", "02L", "03L", "04L"]
+    for path in SOLUTIONS.values():
+        assert labs.student_path(path).exists(), path
+
+
+def test_every_student_copy_equals_a_fresh_one():
+    assert labs.stale_copies(ROOT) == []
+
+
+def test_a_solution_edited_without_its_copy_is_caught(tmp_path):
+    shutil.copytree(ROOT / "notebooks" / "labs", tmp_path / "notebooks" / "labs")
+    solution = tmp_path / "notebooks" / "labs" / "solutions" / SOLUTIONS["03L"].name
+    solution.write_text(solution.read_text().replace("Task 2 · ROUGE-N", "Task 2 · ROUGE-n"))
+    assert [p.name for p in labs.stale_copies(tmp_path)] == [solution.name]
+
+
+def test_blocks_become_stubs_named_after_the_task_and_answer_lines_become_ellipses():
+    source = "def f(x):\n    # BEGIN SOLUTION\n    y = x + 1\n    return y\n    # END SOLUTION\nq1 = \"b\"  # SOLUTION\n"
+    assert labs.student_source(source, "Task 2 · Add one", "lab") == (
+        "def f(x):\n    raise NotImplementedError(\"Task 2 · Add one: write your code here, in place of this line\")\n"
+        "q1 = ...\n")
+    with pytest.raises(ValueError, match="without # END SOLUTION"):
+        labs.student_source("# BEGIN SOLUTION\nx = 1\n", "Task 1", "lab")
+    with pytest.raises(ValueError, match="before any '### Task' heading"):
+        labs.student_source("# BEGIN SOLUTION\nx = 1\n# END SOLUTION\n", "", "lab")
+
+
+def test_no_solution_is_left_in_a_student_copy():
+    for path in SOLUTIONS.values():
+        student = "\n".join(code_cells(labs.student_path(path)))
+        assert "SOLUTION" not in student, path.name
+        answers = re.findall(r'^q\d = "[a-d]"', "\n".join(code_cells(path)), re.M)
+        assert answers and not re.findall(r'^q\d = "[a-d]"', student, re.M), path.name
+
+
+@pytest.mark.slow
+def test_each_untouched_student_copy_stops_at_its_first_stub_and_runs_nothing_after(tmp_path):
+    from course_utils.runner import run_course
+
+    students = [labs.student_path(p) for p in SOLUTIONS.values()]
+    results = run_course(students, "smoke", tmp_path, echo=lambda *a, **k: None)
+    for path, result in zip(students, results, strict=True):
+        sources = code_cells(path)
+        stub_cell = next(i for i, s in enumerate(sources) if STUB.search(s))
+        assert result.failure is not None, path.name
+        assert result.failure.error == f"NotImplementedError: {STUB.search(sources[stub_cell]).group(1)}", path.name
+        executed = [c for c in json.loads(result.output_path.read_text())["cells"] if c["cell_type"] == "code"]
+        executed = [c for c in executed if "injected-parameters" not in c["metadata"].get("tags", [])]
+        failed = [i for i, c in enumerate(executed) if any(o.get("output_type") == "error" for o in c["outputs"])]
+        # The stub raises in its own cell, or, inside a function, in the next cell: the check that calls it.
+        assert failed in ([stub_cell], [stub_cell + 1]), (path.name, failed, stub_cell)
+        assert all(c["execution_count"] is None for c in executed[failed[0] + 1:]), path.name
+
+
+# --------------------------------------------------------------------------- every check is called by its lab
+
+
+def test_every_check_is_called_in_its_lab_and_every_lab_asks_three_to_five_questions():
+    for lab, checks in check.CHECKS.items():
+        text = "\n".join(code_cells(SOLUTIONS[lab]))
+        for function in checks:
+            assert f"check.{function.__name__}(" in text, (lab, function.__name__)
+        assert 3 <= len(QUESTIONS[lab]) <= 5
+        assert len(re.findall(rf'check\.question\("{lab}", \d', text)) == len(QUESTIONS[lab])
+
+
+# --------------------------------------------------------------------------- known-wrong answers
+
+
+def only_this_raises(target: str, calls: dict) -> str:
+    """Run every check of a lab; assert that ``target`` alone raises CheckFailed; return its message."""
+    raised = {}
+    for name, call in calls.items():
+        try:
+            call()
+        except CheckFailed as err:
+            raised[name] = str(err)
+    assert list(raised) == [target], raised
+    message = raised[target]
+    assert message.startswith(f"{target}: expected ") and ", got " in message and "Hint: " in message
+    assert "\n" not in message  # one line
+    return message
+
+
+def lab_calls(lab: str, answers: dict) -> dict:
+    """{check name: a call of that check with ``answers``} for one lab."""
+    a = answers
+    table = {
+        "00L": {"parameter_count": lambda: check.parameter_count(a["t5_parameters"]),
+                "training_state_bytes": lambda: check.training_state_bytes(a["training_state_bytes"]),
+                "rows_that_fit": lambda: check.rows_that_fit(a["rows_that_fit"])},
+        "02L": {"zero3_offload_config": lambda: check.zero3_offload_config(a["zero3_offload"]),
+                "model_state_bytes": lambda: check.model_state_bytes(a["model_state_bytes"]),
+                "cheapest_setup": lambda: check.cheapest_setup(a["cheapest_setup"])},
+        "03L": {"rouge_tokens": lambda: check.rouge_tokens(a["tokens"]),
+                "rouge_n": lambda: check.rouge_n(a["rouge_n"]),
+                "rouge_l": lambda: check.rouge_l(a["rouge_l"]),
+                "lead_3": lambda: check.lead_3(a["lead_3"])},
+        "04L": {"noise_mask": lambda: check.noise_mask(a["noise_mask"]),
+                "sentinels": lambda: check.sentinels(a["corrupt"]),
+                "cosine_schedule": lambda: check.cosine_schedule(a["cosine_lr"]),
+                "adamw_rms_step": lambda: check.adamw_rms_step(a["adamw_rms_step"])},
+        "01L": {"prompt_template": lambda: check.prompt_template(a["build_prompt"]),
+                "prompt_masked": lambda: check.prompt_masked(a["tokenize_example"], a["tokenizer"]),
+                "eos_learned": lambda: check.eos_learned(a["tokenize_example"], a["collate"], a["tokenizer"]),
+                "padding_masked": lambda: check.padding_masked(a["collate"], a["tokenizer"]),
+                "loss_falls": lambda: check.loss_falls(a["log_history"], 0.2),
+                "responses": lambda: check.responses(a["respond"], a["model"], a["tokenizer"]),
+                "lora_parameters": lambda: check.lora_parameters(a["lora_model"])},
+    }
+    return table[lab]
+
+
+@pytest.fixture(scope="module")
+def solved():
+    """Each lab's right answers: its solution's cells run here (lab 01L up to its training, plus a LoRA model)."""
+    answers = {lab: solution_namespace(lab) for lab in ("00L", "02L", "03L", "04L")}
+    instruct = solution_namespace("01L", stop_at="import time")
+    instruct["log_history"] = [{"step": 1, "loss": 8.0}, {"step": 10, "loss": 5.0}, {"step": 20, "loss": 3.1}]
+    instruct["lora_model"] = lora_model(instruct)
+    answers["01L"] = instruct
+    return answers
+
+
+def lora_model(namespace, rank=None, targets=None):
+    from peft import LoraConfig, get_peft_model
+
+    from course_utils.instruct import LORA_RANK, LORA_TARGETS
+
+    base = namespace["load_model"](namespace["config"].model_name, dtype=torch.float32)
+    return get_peft_model(base, LoraConfig(r=rank or LORA_RANK, lora_alpha=16, target_modules=list(targets or LORA_TARGETS),
+                                           lora_dropout=0.0, task_type="CAUSAL_LM"))
+
+
+@pytest.mark.parametrize("lab", ["00L", "01L", "02L", "03L", "04L"])
+def test_the_solutions_answers_pass_every_check(solved, lab):
+    for call in lab_calls(lab, solved[lab]).values():
+        call()
+
+
+def wrong_answers(ok: dict) -> list[tuple[str, str, str, object]]:
+    """(lab, check that must raise, the mistake, the wrong answer), built from the right answers ``ok``."""
+    fits, zero, rouge, nano, ins = ok["00L"], ok["02L"], ok["03L"], ok["04L"], ok["01L"]
+    import math
+
+    def no_position_biases(config):
+        return fits["t5_parameters"](config) - 2 * config.relative_attention_num_buckets * config.num_heads
+
+    def no_cross_attention(config):
+        return fits["t5_parameters"](config) - config.num_decoder_layers * (4 * config.d_model * config.num_heads * config.d_kv + config.d_model)
+
+    def untied_output_layer(config):
+        return fits["t5_parameters"](config) + config.vocab_size * config.d_model
+
+    def paper(p, setup, gpus):
+        return zero["model_state_bytes"](p, setup, gpus)
+
+    def offload_on_gpu(p, setup, gpus):
+        return paper(p, setup.replace(" + offload", ""), gpus) if "offload" in setup else paper(p, setup, gpus)
+
+    def stage1_splits_gradients(p, setup, gpus):
+        return paper(p, "stage 2", gpus) if setup == "stage 1" else paper(p, setup, gpus)
+
+    def with_zero(**changes):
+        config = json.loads(json.dumps(zero["zero3_offload"]))
+        config["zero_optimization"].update(changes)
+        return config
+
+    def no_stemming(text):
+        return re.sub(r"[^a-z0-9]+", " ", text.lower()).split()
+
+    def not_lowercased(text):  # capitals then count as separators: "The" -> "he"
+        words = re.sub(r"[^a-z0-9]+", " ", text).split()
+        return [rouge["stemmer"].stem(w) if len(w) > 3 else w for w in words]
+
+    def unclipped(prediction, reference, n):
+        pred, ref = rouge["tokens"](prediction), rouge["tokens"](reference)
+        grams = set(tuple(ref[i:i + n]) for i in range(len(ref) - n + 1))
+        hits = sum(tuple(pred[i:i + n]) in grams for i in range(len(pred) - n + 1))
+        p, r = hits / max(len(pred) - n + 1, 1), min(hits, max(len(ref) - n + 1, 1)) / max(len(ref) - n + 1, 1)
+        return p, r, rouge["f_measure"](p, r)
+
+    def set_overlap(prediction, reference, n):
+        pred, ref = rouge["tokens"](prediction), rouge["tokens"](reference)
+        a, b = {tuple(pred[i:i + n]) for i in range(len(pred) - n + 1)}, {tuple(ref[i:i + n]) for i in range(len(ref) - n + 1)}
+        p, r = len(a & b) / max(len(a), 1), len(a & b) / max(len(b), 1)
+        return p, r, rouge["f_measure"](p, r)
+
+    def bag_of_words(prediction, reference):
+        return rouge["rouge_n"](prediction, reference, 1)
+
+    def longest_substring(prediction, reference):
+        pred, ref = rouge["tokens"](prediction), rouge["tokens"](reference)
+        best = max((k for i in range(len(ref)) for j in range(len(pred)) for k in range(1, min(len(ref) - i, len(pred) - j) + 1)
+                    if ref[i:i + k] == pred[j:j + k]), default=0)
+        p, r = best / max(len(pred), 1), best / max(len(ref), 1)
+        return (0.0, 0.0, 0.0) if not pred or not ref else (p, r, rouge["f_measure"](p, r))
+
+    def mask_starting_noisy(length, density, mean_span, rng):
+        return ~nano["noise_mask"](length, density, mean_span, rng)
+
+    def clean_lengths_first(length, density, mean_span, rng):
+        noise_tokens = min(max(round(length * density), 1), length - 1)
+        spans = max(round(noise_tokens / mean_span), 1)
+        clean = nano["random_segment_lengths"](length - noise_tokens, spans, rng)
+        noise = nano["random_segment_lengths"](noise_tokens, spans, rng)
+        return np.repeat(np.tile([False, True], spans), np.stack([clean, noise], axis=1).reshape(-1))
+
+    def sentinels_counting_up(row, mask, first_sentinel, eos):
+        inputs, targets = nano["corrupt"](row, mask, first_sentinel, eos)
+        flip = lambda t: 2 * first_sentinel - 99 - t if first_sentinel - 100 < t <= first_sentinel else t  # noqa: E731
+        return np.array([flip(t) for t in inputs]), np.array([flip(t) for t in targets])
+
+    def no_eos(row, mask, first_sentinel, eos):
+        inputs, targets = nano["corrupt"](row, mask, first_sentinel, eos)
+        return inputs[:-1], targets[:-1]
+
+    def warmup_from_zero(step, peak, warmup, total, final):
+        return peak * step / warmup if step < warmup else nano["cosine_lr"](step, peak, warmup, total, final)
+
+    def cosine_to_zero(step, peak, warmup, total, final):
+        return nano["cosine_lr"](step, peak, warmup, total, 0.0)
+
+    def without_rms(weight, grad, state, lr, weight_decay, betas=(0.9, 0.999), eps=1e-6):
+        if not state:
+            state.update(step=0, m=torch.zeros_like(weight), v=torch.zeros_like(weight))
+        state["step"] += 1
+        state["m"] = betas[0] * state["m"] + (1 - betas[0]) * grad
+        state["v"] = betas[1] * state["v"] + (1 - betas[1]) * grad * grad
+        step_size = lr * math.sqrt(1 - betas[1] ** state["step"]) / (1 - betas[0] ** state["step"])
+        weight = weight - step_size * state["m"] / (state["v"].sqrt() + eps)  # plain AdamW: no max(1e-3, RMS) factor
+        return weight - lr * weight_decay * weight
+
+    def coupled_decay(weight, grad, state, lr, weight_decay):
+        return nano["adamw_rms_step"](weight, grad + weight_decay * weight, state, lr, 0.0)
+
+    tokenize, collate, tokenizer = ins["tokenize_example"], ins["collate"], ins["tokenizer"]
+
+    def prompt_in_loss(row, tok, max_length):
+        features = tokenize(row, tok, max_length)
+        return {**features, "labels": list(features["input_ids"])}
+
+    def shifted_labels(row, tok, max_length):
+        features = tokenize(row, tok, max_length)
+        return {**features, "labels": features["labels"][1:] + [-100]}
+
+    def eos_masked(row, tok, max_length):
+        features = tokenize(row, tok, max_length)
+        return {**features, "labels": features["labels"][:-1] + [-100]}
+
+    def eos_dropped(row, tok, max_length):
+        features = tokenize(row, tok, max_length)
+        return {key: value[:-1] for key, value in features.items()}
+
+    def masked_by_id(features):
+        batch = collate(features)
+        batch["labels"][batch["input_ids"] == tokenizer.pad_token_id] = -100
+        return batch
+
+    def labels_padded_with_pad_id(features):
+        batch = collate(features)
+        batch["labels"][batch["attention_mask"] == 0] = tokenizer.pad_token_id
+        return batch
+
+    def padding_attended(features):
+        batch = collate(features)
+        batch["attention_mask"][:] = 1
+        return batch
+
+    def right_padded(model, tok, prompts, max_new_tokens):
+        tok.padding_side = "right"
+        batch = tok(prompts, padding=True, return_tensors="pt", add_special_tokens=False)
+        out = model.generate(**batch, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tok.pad_token_id)
+        return tok.batch_decode(out[:, batch["input_ids"].shape[1]:], skip_special_tokens=True)
+
+    def prompt_kept(model, tok, prompts, max_new_tokens):
+        answers = ins["respond"](model, tok, prompts, max_new_tokens)
+        return [p + a for p, a in zip(prompts, answers, strict=True)]
+
+    def unfrozen(namespace):
+        model = lora_model(namespace)
+        for p in model.parameters():
+            p.requires_grad = True
+        return model
+
+    row_with_response = "### Response:\n"
+    return [
+        ("00L", "parameter_count", "the relative position biases forgotten", {"t5_parameters": no_position_biases}),
+        ("00L", "parameter_count", "no cross-attention in the decoder", {"t5_parameters": no_cross_attention}),
+        ("00L", "parameter_count", "the output layer counted apart from the embedding", {"t5_parameters": untied_output_layer}),
+        ("00L", "training_state_bytes", "AdamW's states without the fp32 master weights",
+         {"training_state_bytes": lambda p: {"weights": 2 * p, "gradients": 2 * p, "optimizer": 8 * p}}),
+        ("00L", "training_state_bytes", "weights kept in fp32",
+         {"training_state_bytes": lambda p: {"weights": 4 * p, "gradients": 2 * p, "optimizer": 12 * p}}),
+        ("00L", "rows_that_fit", "the buffers forgotten",
+         {"rows_that_fit": lambda g, p, t, pr="bf16": fits["rows_that_fit"](g + fits["BUFFERS_GIB"] / 0.9, p, t, pr)}),
+        ("00L", "rows_that_fit", "rounded instead of rounded down",
+         {"rows_that_fit": lambda g, p, t, pr="bf16": max(round((0.9 * g - 3 - 16 * p / 2**30) / (
+             fits["ROW_GIB_T5_BASE"][pr] * p / fits["T5_BASE_PARAMETERS"] * t / fits["T5_BASE_TOKENS"])), 1)}),
+        ("00L", "rows_that_fit", "no floor of one row",
+         {"rows_that_fit": lambda g, p, t, pr="bf16": math.floor((0.9 * g - 3 - 16 * p / 2**30) / (
+             fits["ROW_GIB_T5_BASE"][pr] * p / fits["T5_BASE_PARAMETERS"] * t / fits["T5_BASE_TOKENS"]))}),
+        ("02L", "zero3_offload_config", "stage 2 with the weights offloaded", {"zero3_offload": with_zero(stage=2)}),
+        ("02L", "zero3_offload_config", "the weights not offloaded",
+         {"zero3_offload": {**with_zero(), "zero_optimization": {k: v for k, v in with_zero()["zero_optimization"].items()
+                                                                 if k != "offload_param"}}}),
+        ("02L", "zero3_offload_config", "a fixed batch that disagrees with the run",
+         {"zero3_offload": {**with_zero(), "train_batch_size": 16}}),
+        ("02L", "model_state_bytes", "offloaded states counted on the GPU", {"model_state_bytes": offload_on_gpu}),
+        ("02L", "model_state_bytes", "stage 1 partitioning the gradients too", {"model_state_bytes": stage1_splits_gradients}),
+        ("02L", "cheapest_setup", "the activations forgotten",
+         {"cheapest_setup": lambda p, n, g, a: zero["cheapest_setup"](p, n, g, 0.0)}),
+        ("02L", "cheapest_setup", "the last setup that fits, not the first",
+         {"cheapest_setup": lambda p, n, g, a: next((s for s in reversed(zero["SPEED_ORDER"])
+                                                     if paper(p, s, n) / 2**30 + a <= g), None)}),
+        ("03L", "rouge_tokens", "stemming off", {"tokens": no_stemming}),
+        ("03L", "rouge_tokens", "the text not lowercased", {"tokens": not_lowercased}),
+        ("03L", "rouge_n", "n-gram counts not clipped", {"rouge_n": unclipped}),
+        ("03L", "rouge_n", "a set of n-grams instead of counts", {"rouge_n": set_overlap}),
+        ("03L", "rouge_l", "ROUGE-L as a bag of words", {"rouge_l": bag_of_words}),
+        ("03L", "rouge_l", "the longest common substring", {"rouge_l": longest_substring}),
+        ("03L", "lead_3", "sentences joined by spaces", {"lead_3": lambda a: " ".join(rouge["split_sentences"](a)[:3])}),
+        ("03L", "lead_3", "the first three paragraphs", {"lead_3": lambda a: "\n".join(a.split("\n\n")[:3])}),
+        ("04L", "noise_mask", "the row starting with noise", {"noise_mask": mask_starting_noisy}),
+        ("04L", "noise_mask", "the clean lengths drawn first", {"noise_mask": clean_lengths_first}),
+        ("04L", "sentinels", "sentinels counting up", {"corrupt": sentinels_counting_up}),
+        ("04L", "sentinels", "no EOS", {"corrupt": no_eos}),
+        ("04L", "cosine_schedule", "warm-up starting at zero", {"cosine_lr": warmup_from_zero}),
+        ("04L", "cosine_schedule", "the cosine ending at zero, not at the final rate", {"cosine_lr": cosine_to_zero}),
+        ("04L", "adamw_rms_step", "no RMS scaling", {"adamw_rms_step": without_rms}),
+        ("04L", "adamw_rms_step", "weight decay added to the gradient (coupled)", {"adamw_rms_step": coupled_decay}),
+        ("01L", "prompt_template", "the response in the prompt",
+         {"build_prompt": lambda row: ins["build_prompt"](row) + row["response"]}),
+        ("01L", "prompt_template", "an empty Input section kept",
+         {"build_prompt": lambda row: ins["build_prompt"](row) if row["context"].strip() else
+          ins["build_prompt"](row).replace(row_with_response, "### Input:\n\n\n" + row_with_response)}),
+        ("01L", "prompt_masked", "the prompt left in the loss", {"tokenize_example": prompt_in_loss}),
+        ("01L", "prompt_masked", "labels shifted by one", {"tokenize_example": shifted_labels}),
+        ("01L", "eos_learned", "EOS masked in the labels", {"tokenize_example": eos_masked}),
+        ("01L", "eos_learned", "no EOS appended", {"tokenize_example": eos_dropped}),
+        ("01L", "eos_learned", "padding masked by id, which masks EOS too", {"collate": masked_by_id}),
+        ("01L", "padding_masked", "labels padded with the pad id", {"collate": labels_padded_with_pad_id}),
+        ("01L", "padding_masked", "attention on the padding", {"collate": padding_attended}),
+        ("01L", "loss_falls", "a flat loss (learning rate 0)",
+         {"log_history": [{"step": 1, "loss": 8.0}, {"step": 10, "loss": 8.0}, {"step": 20, "loss": 7.9}]}),
+        ("01L", "loss_falls", "no loss logged (logging_steps past the run)", {"log_history": [{"train_runtime": 3.0}]}),
+        ("01L", "loss_falls", "a diverging loss",
+         {"log_history": [{"step": 1, "loss": 8.0}, {"step": 10, "loss": 9.5}, {"step": 20, "loss": float("nan")}]}),
+        ("01L", "responses", "padding on the right", {"respond": right_padded}),
+        ("01L", "responses", "the prompt kept in the response", {"respond": prompt_kept}),
+        ("01L", "lora_parameters", "rank 16", {"lora_model": lora_model(ins, rank=16)}),
+        ("01L", "lora_parameters", "the attention's output projection adapted too",
+         {"lora_model": lora_model(ins, targets=("query_key_value", "dense"))}),
+        ("01L", "lora_parameters", "the base model left trainable", {"lora_model": unfrozen(ins)}),
+    ]
+
+
+@pytest.fixture(scope="module")
+def mistakes(solved):
+    return wrong_answers(solved)
+
+
+def test_every_check_catches_at_least_two_known_wrong_answers(solved, mistakes):
+    caught = Counter()
+    for lab, target, mistake, replacement in mistakes:
+        answers = {**solved[lab], **replacement}
+        message = only_this_raises(target, lab_calls(lab, answers))
+        caught[target] += 1
+        print(f"{lab} {target} catches {mistake}: {message}")
+    for checks in check.CHECKS.values():
+        for function in checks:
+            assert caught[function.__name__] >= 2, function.__name__
+
+
+# --------------------------------------------------------------------------- questions
+
+
+def test_each_lab_shows_its_questions_as_the_table_has_them():
+    for lab, questions in QUESTIONS.items():
+        markdown = "\n".join("".join(c["source"]) for c in json.loads(SOLUTIONS[lab].read_text())["cells"]
+                             if c["cell_type"] == "markdown")
+        for number in range(1, len(questions) + 1):
+            assert question_markdown(lab, number) in markdown, (lab, number)
+
+
+def test_every_wrong_option_raises_with_its_explanation_and_the_right_one_prints(capsys):
+    for lab, questions in QUESTIONS.items():
+        for number, q in enumerate(questions, start=1):
+            for letter, (_, why) in zip(q.letters(), q.options):
+                if letter == q.right:
+                    question(lab, number, letter)
+                    assert why in capsys.readouterr().out
+                else:
+                    with pytest.raises(CheckFailed, match=re.escape(why)):
+                        question(lab, number, letter)
+            with pytest.raises(CheckFailed, match="no answer yet"):
+                question(lab, number, ...)
+            with pytest.raises(CheckFailed, match="answer with the option's letter"):
+                question(lab, number, "z")
+
+
+def test_the_right_answers_position_varies():
+    for lab, questions in QUESTIONS.items():
+        assert len({q.right for q in questions}) > 1, lab
+    assert len({q.right for questions in QUESTIONS.values() for q in questions}) == 4
