@@ -1,6 +1,7 @@
 # The course's two commands (README, "Quick start"); each creates .venv first if it is missing.
 #   make course   run every notebook in the smoke profile -> outputs/smoke/report.md
-#   make test     unit tests, the full-profile rehearsal, then every notebook under nbval, all offline
+#   make test     unit tests, the full-profile rehearsal, then every notebook and lab solution under nbval, all
+#                 offline (it installs Debian's chromium for the labs' browser test if it is missing)
 #   make test-fast the unit tests without subprocess launches, notebooks or pretraining runs (under 3 minutes)
 #   make rehearse the full profile at full size on this machine: prefetch from a Hub server on
 #                 127.0.0.1 (olah), then an offline `course run --profile full --quick`
@@ -46,7 +47,13 @@ course: $(STAMP)
 # nbval's flags here, not in pyproject.toml: pytest alone must run tests/test_gpu.py on a bare GPU node.
 NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=900
 
-test: $(STAMP) $(HUB_STAMP)
+# The labs' browser test drives Debian's Chromium (tests/test_browser.py); installed once, with apt.
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	@command -v apt-get >/dev/null || { echo "tests/test_browser.py needs Chromium at $(CHROMIUM) (Debian's chromium package)."; exit 1; }
+	apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
+
+test: $(STAMP) $(HUB_STAMP) $(CHROMIUM)
 	$(BIN)/python -m pytest $(NBVAL)
 
 test-fast: $(STAMP)

@@ -3,6 +3,7 @@
     course run                              # every notebook, smoke profile, outputs/smoke/
     course run --profile full --only 01,03  # two lessons on a GPU node
     course run --profile full --quick       # every lesson at full size, rows and steps capped: minutes
+    course run --labs --only 01L            # the lab solutions too (instructors), here lab 01L alone
     course prefetch --profile full          # fill the Hugging Face cache before going offline
 """
 
@@ -38,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="folder of NN_name.ipynb notebooks (default: the course's notebooks/)")
     run.add_argument("--cell-timeout", type=int, default=None,
                      help="seconds a single cell may run before it counts as failed (default: no limit)")
+    run.add_argument("--labs", action="store_true",
+                     help="also run the labs' solutions (notebooks/labs/solutions), after the lessons; "
+                          "--only takes their numbers too, e.g. 01L")
     run.add_argument("--quick", action="store_true",
                      help="full architectures and settings, rows and steps capped (profiles.QUICK_CAPS): "
                           "checks a cluster in minutes before the long run")
@@ -52,7 +56,7 @@ def _run(args) -> int:
     profile = get_profile(args.profile, quick=args.quick)
     out = output_dir(profile.name, args.output_dir)
     try:
-        notebooks = find_notebooks(args.notebooks_dir or notebooks_dir(), args.only.split(","))
+        notebooks = find_notebooks(args.notebooks_dir or notebooks_dir(), args.only.split(","), labs=args.labs)
         check_offline_assets(profile)
     except (InputError, MissingAssetError) as err:
         print(f"course run: {err}", file=sys.stderr)

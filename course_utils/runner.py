@@ -1,6 +1,6 @@
 """Run the course's notebooks in order with papermill and write a report of their figures.
 
-    course run [--profile smoke|full] [--only 01,03] [--output-dir DIR]
+    course run [--profile smoke|full] [--only 01,03] [--output-dir DIR] [--labs]
 
 Executed copies go to ``outputs/<profile>/`` next to ``metrics.json`` and ``report.md``.
 A failing notebook does not stop the run: the others still execute, the report names the
@@ -53,14 +53,29 @@ class NotebookResult:
         return self.failure is None
 
 
-def find_notebooks(notebooks_dir: Path, only: list[str] | None = None) -> list[Path]:
-    """Numbered notebooks (``NN_name.ipynb``) in order; ``only`` keeps those whose number or name is listed."""
-    found = sorted(p for p in Path(notebooks_dir).glob("[0-9][0-9]_*.ipynb"))
+LESSON_PATTERN = "[0-9][0-9]_*.ipynb"
+LAB_PATTERN = "[0-9][0-9]L_*.ipynb"  # the labs' solutions, notebooks/labs/solutions/01L_name.ipynb
+
+
+def is_lab(name: str) -> bool:
+    return name[2:4] == "L_"
+
+
+def find_notebooks(notebooks_dir: Path, only: list[str] | None = None, labs: bool = False) -> list[Path]:
+    """Numbered lessons (``NN_name.ipynb``) in order, then with ``labs`` the labs' solutions (``NNL_name.ipynb`` in
+    ``labs/solutions``); ``only`` keeps those whose number (``01``, ``01L``) or name is listed."""
+    found = sorted(Path(notebooks_dir).glob(LESSON_PATTERN))
+    if labs:
+        found += sorted((Path(notebooks_dir) / "labs" / "solutions").glob(LAB_PATTERN))
     wanted = [w.strip() for w in only or [] if w.strip()]
     if not wanted:
         return found
-    chosen = [p for p in found if p.stem[:2] in wanted or p.stem in wanted]
-    missing = [w for w in wanted if not any(p.stem[:2] == w or p.stem == w for p in found)]
+
+    def number(path: Path) -> str:
+        return path.stem.split("_", 1)[0]
+
+    chosen = [p for p in found if number(p) in wanted or p.stem in wanted]
+    missing = [w for w in wanted if not any(number(p) == w or p.stem == w for p in found)]
     if missing:
         known = ", ".join(p.stem for p in found) or "none"
         raise InputError(f"--only names no notebook: {', '.join(missing)} (notebooks: {known}).")
@@ -160,16 +175,20 @@ def _format_value(value) -> str:
 
 
 def render_report(results: list[NotebookResult], metrics: dict, profile_name: str, quick: bool = False) -> str:
-    """The markdown report: a summary table, each notebook's figures, then the failures."""
+    """The markdown report: a summary table, each notebook's figures, then the failures. The labs' time is
+    counted apart from the lessons'."""
     failed = [r for r in results if not r.ok]
     total = sum(r.seconds for r in results)
+    labs_total = sum(r.seconds for r in results if is_lab(r.name))
+    split = (f" (lessons {total - labs_total:.1f} s, labs {labs_total:.1f} s)"
+             if labs_total and labs_total != total else "")
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     title = f"# Course run: profile `{profile_name}`" + (", quick" if quick else "")
     note = (["**A quick run** (`--quick`): full architectures and settings, rows and steps capped "
              "(`course_utils/profiles.py`, `QUICK_CAPS`). Its figures check the set-up; they measure nothing "
              "worth comparing.", ""] if quick else [])
     lines = [title, "", *note,
-             f"{stamp}. {len(results)} notebook(s), {len(failed)} failed, {total:.1f} s in all.", "",
+             f"{stamp}. {len(results)} notebook(s), {len(failed)} failed, {total:.1f} s in all{split}.", "",
              "| notebook | status | time (s) | figures |", "|---|---|---:|---:|"]
     for r in results:
         n_fig = len(metrics.get(r.name, {}).get("figures", {}))

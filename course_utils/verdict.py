@@ -6,7 +6,8 @@
 
 A failing check raises ``CheckFailed``, an ``AssertionError``, so that a student in Jupyter, papermill
 and nbval all stop at the same cell with the same message (otter's ``grader.check`` returns a result
-instead, and a lab whose check fails would still pass CI).
+instead, and a lab whose check fails would still pass CI). In Jupyter the verdict shows as its one
+line, without the check's own frames (``_render_traceback_``, which IPython calls to draw an error).
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from collections.abc import Sequence
 
 class CheckFailed(AssertionError):
     """A lab's answer is wrong: the message says what was expected, what came back and a hint."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[0;31mCheckFailed\x1b[0m: {self}"]  # IPython shows this in place of the traceback
 
 
 def _short(value, limit: int = 160) -> str:

@@ -19,7 +19,8 @@ from rehearse import rehearse  # noqa: E402
 
 pytestmark = pytest.mark.slow
 NOTEBOOKS = ("00_gpu_check", "01_t5_small_imdb_finetune", "02_deepspeed_zero", "03_cnn_dailymail_rouge",
-             "04_nanot5_pretraining")
+             "04_nanot5_pretraining", "00L_what_fits", "01L_instruction_tuning", "02L_zero_by_hand",
+             "03L_rouge_from_scratch", "04L_nanot5_parts")
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +43,8 @@ def test_prefetch_filled_the_cache_through_huggingface_hub(rehearsal):
     _, work, _ = rehearsal
     hub = work / "hf" / "hub"
     for repo in ("models--t5-small", "models--t5-base", "models--gpt2", "models--google--t5-v1_1-base",
-                 "datasets--stanfordnlp--imdb", "datasets--abisee--cnn_dailymail", "datasets--allenai--c4"):
+                 "models--EleutherAI--pythia-70m-deduped", "datasets--stanfordnlp--imdb", "datasets--abisee--cnn_dailymail",
+                 "datasets--allenai--c4", "datasets--databricks--databricks-dolly-15k"):
         assert (hub / repo / "refs" / "main").exists(), repo  # written by huggingface_hub, not by hand
     snapshot = next((hub / "datasets--allenai--c4" / "snapshots").iterdir())
     assert sorted(p.name for p in (snapshot / "en").iterdir()) == (
@@ -52,6 +54,10 @@ def test_prefetch_filled_the_cache_through_huggingface_hub(rehearsal):
     # Its repo holds only pytorch_model.bin: the prefetch took that instead (lesson 04 fine-tunes these weights).
     assert (t5_v1_1 / "pytorch_model.bin").exists() and not list(t5_v1_1.glob("*.safetensors"))
     assert (next((hub / "models--t5-small" / "snapshots").iterdir()) / "model.safetensors").exists()
+    dolly = next((hub / "datasets--databricks--databricks-dolly-15k" / "snapshots").iterdir())
+    assert [p.name for p in dolly.iterdir() if p.suffix == ".jsonl"] == ["databricks-dolly-15k.jsonl"]
+    pythia = next((hub / "models--EleutherAI--pythia-70m-deduped" / "snapshots").iterdir())
+    assert json.loads((pythia / "config.json").read_text())["torch_dtype"] == "float16"  # as published
 
 
 def test_every_notebook_ran_offline_at_full_size(rehearsal):
@@ -67,3 +73,10 @@ def test_every_notebook_ran_offline_at_full_size(rehearsal):
     assert figures["04_nanot5_pretraining"]["raw_row_length"]["value"] == 568  # 512 inputs, 114 targets
     assert figures["04_nanot5_pretraining"]["gradient_accumulation_steps"]["value"] == 2
     assert figures["04_nanot5_pretraining"]["pretrain_steps"]["value"] == 2
+    # Lab 01L at full size: every weight of Pythia-70m trained in float32, then a rank-8 adapter on its 6 layers'
+    # query_key_value (512 -> 1,536): 6 x 8 x (512 + 1,536) = 98,304.
+    lab = figures["01L_instruction_tuning"]
+    assert lab["trainable_parameters_full"]["value"] == PUBLISHED_PARAMETERS["EleutherAI/pythia-70m-deduped"]
+    assert lab["trainable_parameters_lora"]["value"] == 6 * 8 * (512 + 3 * 512)
+    assert lab["examples_train"]["value"] == 32 and lab["examples_test"]["value"] == 4
+    assert "(lessons " in report and " labs " in report  # the labs' time counted apart

@@ -95,3 +95,20 @@ def test_report_without_failures_has_no_failure_section():
     assert "Failures" not in report and "| f | 0.1235 | s |" in report
     failure = NotebookFailure(None, None, "DeadKernelError: kernel died")
     assert failure.describe() == "before any cell ran: DeadKernelError: kernel died"
+
+
+def test_labs_come_after_the_lessons_and_only_takes_their_numbers():
+    from course_utils.paths import notebooks_dir
+
+    lessons = [p.stem for p in find_notebooks(notebooks_dir())]
+    everything = [p.stem for p in find_notebooks(notebooks_dir(), labs=True)]
+    assert everything[:len(lessons)] == lessons and all(s[2:4] == "L_" for s in everything[len(lessons):])
+    assert [s[:3] for s in everything[len(lessons):]] == ["00L", "01L", "02L", "03L", "04L"]
+    chosen = find_notebooks(notebooks_dir(), ["01", "01L"], labs=True)
+    assert [p.stem[:3] for p in chosen] == ["01_", "01L"] and chosen[1].parent.name == "solutions"
+
+
+def test_the_report_counts_the_labs_time_apart():
+    results = [NotebookResult("01_x", Path("01_x.ipynb"), 10.0), NotebookResult("01L_y", Path("01L_y.ipynb"), 2.5)]
+    report = render_report(results, {}, "smoke")
+    assert "12.5 s in all (lessons 10.0 s, labs 2.5 s)." in report and "| 01L_y | ok | 2.5 | 0 |" in report

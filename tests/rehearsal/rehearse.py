@@ -1,13 +1,13 @@
 """The full profile, rehearsed before a GPU sees it: prefetch from a Hub server on 127.0.0.1, then run offline.
 
     make rehearse                                   # the whole rehearsal, about 10 minutes on 2 cores
-    .venv/bin/python tests/rehearsal/rehearse.py --work /tmp/rehearsal --only 01,04
+    .venv/bin/python tests/rehearsal/rehearse.py --work /tmp/rehearsal --only 01,04,01L
 
 1. Build (or reuse) Hub-like repos of the full profile's models and data sets (``hub_repos.py``).
 2. Serve them with olah on a free loopback port; run ``course prefetch --profile full`` against it
    (``HF_ENDPOINT``) into a fresh ``HF_HOME``, so huggingface_hub writes its own cache; stop olah.
-3. Run ``HF_HUB_OFFLINE=1 course run --profile full --quick`` from that cache, as a compute node
-   without internet would: full architectures and settings, rows and steps capped.
+3. Run ``HF_HUB_OFFLINE=1 course run --profile full --quick --labs`` from that cache, as a compute node
+   without internet would: every lesson and lab at full architectures and settings, rows and steps capped.
    Without CUDA, ``REQUIRE_GPU=0`` lets the full profile run on the CPU.
 4. With CUDA, the GPU check at full sizes (``benchmarks/gpu_check.py``: the gpu tests, the matmul rate,
    the t5-small fine-tune step at 16 x 512, the T5 v1.1 base pretraining step at batch 128 with bf16
@@ -77,7 +77,7 @@ def rehearse(work: Path, only: str = "", echo=print) -> int:
 
     start = time.perf_counter()
     offline = {**env, "HF_HUB_OFFLINE": "1"}  # the one switch the README tells a cluster user to set
-    run_args = ["run", "--profile", "full", "--quick", "--output-dir", str(work / "outputs")]
+    run_args = ["run", "--profile", "full", "--quick", "--labs", "--output-dir", str(work / "outputs")]
     status = course(run_args + (["--only", only] if only else []), offline, work / "run.log")
     echo(f"offline quick run: exit {status} in {time.perf_counter() - start:.0f} s (log: {work / 'run.log'})", flush=True)
     echo_figures(work / "outputs", echo)
@@ -118,6 +118,11 @@ def echo_figures(outputs: Path, echo=print) -> None:
              f"{pretraining['raw_row_length']} tokens, {pretraining['pretrain_steps']} steps at "
              f"{pretraining['pretrain_seconds_per_step']:.1f} s each, accumulating "
              f"{pretraining['gradient_accumulation_steps']} micro-batches")
+    instruction = figures.get("01L_instruction_tuning", {})
+    if instruction:
+        echo(f"  lab 01L on {device}: {instruction['trainable_parameters_full']:,} parameters trained in "
+             f"{instruction['train_seconds_full']:.1f} s, LoRA {instruction['trainable_parameters_lora']:,} in "
+             f"{instruction['train_seconds_lora']:.1f} s, {instruction['examples_train']} examples")
     echo(f"report: {outputs / 'report.md'}")
 
 
@@ -125,7 +130,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=None,
                         help="folder for the Hugging Face home, logs and outputs (default: a new temporary one)")
-    parser.add_argument("--only", default="", help="notebooks to run, e.g. 01,04 (default: all)")
+    parser.add_argument("--only", default="", help="notebooks to run, e.g. 01,04,01L (default: all lessons and labs)")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="course-rehearsal-"))
     return rehearse(work.resolve(), args.only)
