@@ -471,3 +471,14 @@ def test_the_right_answers_position_varies():
     for lab, questions in QUESTIONS.items():
         assert len({q.right for q in questions}) > 1, lab
     assert len({q.right for questions in QUESTIONS.values() for q in questions}) == 4
+
+
+def test_nbval_collects_the_solutions_and_leaves_the_student_copies_to_this_module():
+    import subprocess
+    import sys
+
+    listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "--nbval-lax", "-p", "no:cacheprovider",
+                             "notebooks"], capture_output=True, text=True, cwd=ROOT, timeout=120).stdout
+    notebooks = {line.split("::")[0] for line in listed.splitlines() if ".ipynb::" in line}
+    assert {f"notebooks/labs/solutions/{p.name}" for p in SOLUTIONS.values()} <= notebooks
+    assert not [n for n in notebooks if n.startswith("notebooks/labs/") and "/solutions/" not in n], notebooks
