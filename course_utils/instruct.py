@@ -1,11 +1,11 @@
 """Lab 01L's support: Dolly-15k checked and split, the lab's settings per profile, and the course's reference
-code that the lab's checks compare a student's answers with (the prompt template, the tokenized example,
-the LoRA adapter's size).
+code that the lab's checks compare a student's answers with (the prompt template and the LoRA adapter's
+size; the labels are checked against the prompt's own tokens, in ``lab_instruction``).
 
-    config = InstructionConfig.for_profile(profile, output_dir="outputs/smoke/01L")
+    config = InstructionConfig.for_profile(profile)
     splits, dropped = load_dolly(profile.dolly, config.max_train_rows, config.test_rows, config.seed)
     prompt_text(row)                                  # "### Instruction:\\n...\\n\\n### Response:\\n"
-    reference_example(tokenizer, row, max_length)     # input_ids and labels, -100 on the prompt, EOS learned
+    lora_trainable_parameters(model.config)           # rank 8 on query_key_value: 98,304 for Pythia-70m
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class InstructionConfig:
         return DataSource(self.data_path)
 
     @classmethod
-    def for_profile(cls, profile, output_dir: str = "", **changes) -> InstructionConfig:
+    def for_profile(cls, profile, **changes) -> InstructionConfig:
         """The lab's settings as ``profile`` sizes them (``profile.instruction``), then ``changes``."""
         config = cls(model_name=profile.models["pythia"], data_path=profile.dolly.path)
         config = checked_replace(config, profile.instruction, "Profile.instruction setting")
@@ -87,20 +87,6 @@ def prompt_text(row: dict) -> str:
         parts.append(f"### Input:\n{row['context'].strip()}")
     parts.append("### Response:\n")
     return "\n\n".join(parts)
-
-
-def reference_example(tokenizer, row: dict, max_length: int) -> dict | None:
-    """input_ids, attention_mask and labels of one example, or None when it is longer than ``max_length``.
-
-    Prompt and response are tokenized apart, so the boundary between them is exact; the labels copy the
-    response and its EOS and hold -100 (the loss's ignore_index) on every prompt token.
-    """
-    prompt = tokenizer(prompt_text(row), add_special_tokens=False)["input_ids"]
-    response = tokenizer(row["response"].strip(), add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-    if len(prompt) + len(response) > max_length:
-        return None
-    return {"input_ids": prompt + response, "attention_mask": [1] * (len(prompt) + len(response)),
-            "labels": [-100] * len(prompt) + response}
 
 
 def lora_trainable_parameters(config, rank: int = LORA_RANK) -> int:
