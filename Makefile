@@ -53,19 +53,8 @@ $(CHROMIUM):
 	@command -v apt-get >/dev/null || { echo "tests/test_browser.py needs Chromium at $(CHROMIUM) (Debian's chromium package)."; exit 1; }
 	apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
 
-# The full-profile rehearsal (about 11 minutes, much of it building repos, serving them and copying GBs)
-# runs in a pytest session of its own alongside the rest, so that the two cores are busy while either waits
-# for the disk or a fresh process; its output follows the main session's, and either failing fails the target.
-REHEARSAL_LOG := .cache/rehearsal-test.log
-
 test: $(STAMP) $(HUB_STAMP) $(CHROMIUM)
-	@mkdir -p .cache; status=0; \
-	$(BIN)/python -m pytest -p no:cacheprovider tests/test_rehearsal.py > $(REHEARSAL_LOG) 2>&1 & rehearsal=$$!; \
-	trap 'kill $$rehearsal 2>/dev/null' INT TERM; \
-	$(BIN)/python -m pytest $(NBVAL) --ignore=tests/test_rehearsal.py || status=1; \
-	wait $$rehearsal || status=1; \
-	echo "======== the full-profile rehearsal (tests/test_rehearsal.py), run alongside: $(REHEARSAL_LOG) ========"; \
-	cat $(REHEARSAL_LOG); exit $$status
+	$(BIN)/python -m pytest $(NBVAL)
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest tests -m "not slow and not gpu"
