@@ -9,6 +9,8 @@
 #   make gpu-check OUT=folder   (on the GPU node) the GPU check with the node's own python3 and .whl/
 #   make gpu-check-rehearsal    the GPU check, tiny, in a venv like such a node (.venv-node) here
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# pip installs with --no-compile: Python compiles a module the first time it is imported, so the tens of
+# thousands of files in torch, transformers and DeepSpeed that the course never imports cost nothing.
 VENV := .venv
 BIN := $(VENV)/bin
 # torch is pinned in pyproject.toml; DeepSpeed builds against it, so it is installed first.
@@ -25,15 +27,15 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || \
 	  { echo "The course needs Python 3.11; $(PYTHON) is $$($(PYTHON) --version). Pass PYTHON=/path/to/python3.11."; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet "$(TORCH_PIN)" setuptools wheel
-	$(BIN)/python -m pip install --quiet --no-build-isolation -e ".[dev]"
+	$(BIN)/python -m pip install --quiet --no-compile "$(TORCH_PIN)" setuptools wheel
+	$(BIN)/python -m pip install --quiet --no-compile --no-build-isolation -e ".[dev]"
 	touch $(STAMP)
 
 install: $(STAMP)
 
 $(HUB_STAMP): tests/rehearsal/requirements-hub.txt
 	test -x $(HUB_VENV)/bin/python || $(PYTHON) -m venv $(HUB_VENV)
-	$(HUB_VENV)/bin/python -m pip install --quiet -r tests/rehearsal/requirements-hub.txt
+	$(HUB_VENV)/bin/python -m pip install --quiet --no-compile -r tests/rehearsal/requirements-hub.txt
 	touch $(HUB_STAMP)
 
 hub-venv: $(HUB_STAMP)

@@ -132,9 +132,10 @@ def _full() -> Profile:
 QUICK_CAPS = dict(finetune=dict(max_train_rows=8, test_rows=8, num_train_epochs=1.0),
                   instruction=dict(max_train_rows=32, test_rows=4, max_new_tokens=16, per_device_batch_size=4, logging_steps=1,
                                    loss_margin=0.0),
-                  summaries=dict(test_rows=4), c4_prefetch_train_shards=1, optimizer_race_steps=0)
+                  summaries=dict(test_rows=4, max_new_tokens=24), c4_prefetch_train_shards=1, optimizer_race_steps=0)
+# One checkpoint, at the last step: a 248 M model and its optimizer's states (3 GB) written once at full size.
 QUICK_PRETRAIN = dict(batch_size=4, gradient_accumulation_steps=2, total_steps=2, warmup_steps=1, logging_steps=1,
-                      eval_every=0, eval_batches=1, checkpoint_every=1)
+                      eval_every=0, eval_batches=1, checkpoint_every=2)
 
 
 def _capped(value, cap):

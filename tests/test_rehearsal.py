@@ -19,8 +19,7 @@ from rehearse import rehearse  # noqa: E402
 
 pytestmark = pytest.mark.slow
 NOTEBOOKS = ("00_gpu_check", "01_t5_small_imdb_finetune", "02_deepspeed_zero", "03_cnn_dailymail_rouge",
-             "04_nanot5_pretraining", "00L_what_fits", "01L_instruction_tuning", "02L_zero_by_hand",
-             "03L_rouge_from_scratch", "04L_nanot5_parts")
+             "04_nanot5_pretraining", "01L_instruction_tuning", "03L_rouge_from_scratch", "04L_nanot5_parts")
 
 
 @pytest.fixture(scope="module")
