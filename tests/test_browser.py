@@ -111,6 +111,10 @@ def test_a_student_lab_runs_in_chromium_and_shows_the_checks_verdict(jupyterlab)
         try:
             page.goto(url)
             page.wait_for_selector(".jp-Notebook", timeout=60_000)
+            try:  # a fresh environment may ask which kernel to start; the proposed one is this Python's
+                page.get_by_role("button", name="Select", exact=True).click(timeout=8_000)
+            except PlaywrightTimeout:
+                pass
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
             for _ in range(3):  # a click before the kernel's websocket is up runs nothing: try again
                 page.get_by_role("menuitem", name="Run", exact=True).click()
