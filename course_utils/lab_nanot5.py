@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import optim, span_corruption
+from .standins import T5_EXTRA_IDS
 from .verdict import close, compare_sequences, fail, passed
 
 MASK_CASES = ((568, 0.15, 3.0), (100, 0.15, 3.0), (40, 0.5, 2.0), (12, 0.3, 1.0))
@@ -35,7 +36,7 @@ def noise_mask(noise_mask_fn) -> None:
 
 
 def _is_sentinel(token: int, first_sentinel: int) -> bool:
-    return first_sentinel - 100 < token <= first_sentinel
+    return first_sentinel - T5_EXTRA_IDS < token <= first_sentinel  # T5's 100 sentinels end the vocabulary
 
 
 def _rebuild(inputs: list[int], targets: list[int], first_sentinel: int) -> list[int]:
