@@ -357,18 +357,18 @@ def test_quick_caps_rows_and_steps_and_keeps_the_rest():
     full, quick = get_profile("full"), get_profile("full", quick=True)
     assert quick.quick and not full.quick
     assert quick.models == full.models and quick.imdb == full.imdb and quick.require_gpu
-    assert quick.finetune["max_train_rows"] == QUICK_CAPS["finetune"]["max_train_rows"] == 8
+    assert quick.finetune["max_train_rows"] == QUICK_CAPS["finetune"]["max_train_rows"] == 4
     from course_utils.finetune import FinetuneConfig
 
     for profile in (quick, get_profile("smoke", quick=True)):  # every capped key is a FinetuneConfig field
         capped = FinetuneConfig.for_profile(profile, "out")
-        assert (capped.max_train_rows, capped.test_rows, capped.num_train_epochs) == (8, 8, 1.0)
+        assert (capped.max_train_rows, capped.test_rows, capped.num_train_epochs) == (4, 4, 1.0)
     assert summary_config(quick).test_rows == 4 and summary_config(full).test_rows == 100
     config = PretrainConfig.for_profile(quick, "out")
     assert (config.input_length, config.total_steps, config.batch_size, config.gradient_accumulation_steps) == (512, 2, 4, 2)
     assert config.compile and config.learning_rate == PretrainConfig().learning_rate
     smoke_quick = get_profile("smoke", quick=True)  # a cap never raises a value
-    assert smoke_quick.pretrain["input_length"] == 128 and smoke_quick.finetune["max_train_rows"] == 8
+    assert smoke_quick.pretrain["input_length"] == 128 and smoke_quick.finetune["max_train_rows"] == 4
 
 
 def test_a_quick_report_says_so():

@@ -14,6 +14,8 @@ What olah 0.5.4 needs, found by trying it against huggingface_hub 2.4 and transf
 - Offline it resolves a branch name (``main``), and answers ``/api/<type>/<repo>`` without a
   revision, only from its own cache. ``seed_revision_cache`` writes those entries from each git
   repo; without them AutoTokenizer's tree listing fails with 401 RepositoryNotFound.
+- It streams a file 4 KiB at a time, each chunk through a worker thread (25 MB/s): ``olah_server.py`` runs
+  its command line with 8 MiB chunks.
 - It ignores Range requests, answers HTTP 500 for non-LFS binary files of 121-149 bytes, and
   for a GET of a missing file (a HEAD gives 404). None of the rehearsal's files or requests hit these.
 """
@@ -30,6 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 OLAH = ROOT / ".venv-hub" / "bin" / "olah-cli"
+OLAH_PYTHON = OLAH.with_name("python")
+SERVER = Path(__file__).with_name("olah_server.py")  # olah-cli, streaming in large chunks
 CONFIG = """[basic]
 host = "127.0.0.1"
 port = {port}
@@ -98,7 +102,7 @@ class HubServer:
         config.write_text(CONFIG.format(port=self.port, repos=repos, mirrors=self.mirrors))
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HF_ENDPOINT")}
         self._log = open(self.log_path, "w")
-        self._process = subprocess.Popen([str(OLAH), "-c", str(config)], stdout=self._log, stderr=subprocess.STDOUT,
+        self._process = subprocess.Popen([str(OLAH_PYTHON), str(SERVER), "-c", str(config)], stdout=self._log, stderr=subprocess.STDOUT,
                                          env=env, cwd=self.work_dir)
         try:
             self._wait_until_ready()
