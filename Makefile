@@ -9,8 +9,11 @@
 #   make gpu-check OUT=folder   (on the GPU node) the GPU check with the node's own python3 and .whl/
 #   make gpu-check-rehearsal    the GPU check, tiny, in a venv like such a node (.venv-node) here
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
-# pip installs with --no-compile: Python compiles a module the first time it is imported, so the tens of
-# thousands of files in torch, transformers and DeepSpeed that the course never imports cost nothing.
+# Bytecode is compiled once, at install, in parallel (pip's own compile is serial): where PYTHONDONTWRITEBYTECODE
+# is set, as on this course's CI machines, Python never writes it at import, and every process (a kernel, a
+# launch) then compiled torch, transformers and DeepSpeed again, about 8 s each on 2 cores. `compileall` skips
+# the files written for a newer Python (torch's py312_intrinsics.py) and carries on.
+COMPILE := -c 'import compileall, sys; compileall.compile_dir(sys.argv[1], quiet=2, workers=0)'
 VENV := .venv
 BIN := $(VENV)/bin
 # torch is pinned in pyproject.toml; DeepSpeed builds against it, so it is installed first.
@@ -29,6 +32,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --no-compile "$(TORCH_PIN)" setuptools wheel
 	$(BIN)/python -m pip install --quiet --no-compile --no-build-isolation -e ".[dev]"
+	$(BIN)/python $(COMPILE) $(VENV)/lib
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -36,6 +40,7 @@ install: $(STAMP)
 $(HUB_STAMP): tests/rehearsal/requirements-hub.txt
 	test -x $(HUB_VENV)/bin/python || $(PYTHON) -m venv $(HUB_VENV)
 	$(HUB_VENV)/bin/python -m pip install --quiet --no-compile -r tests/rehearsal/requirements-hub.txt
+	$(HUB_VENV)/bin/python $(COMPILE) $(HUB_VENV)/lib
 	touch $(HUB_STAMP)
 
 hub-venv: $(HUB_STAMP)
@@ -87,7 +92,7 @@ wheels: $(STAMP)
 gpu-check:
 	@if ls $(WHEELS)/*.whl >/dev/null 2>&1; then \
 	  $(NODE_PYTHON) -m pip install --quiet --no-index --no-deps --no-compile --upgrade --target $(WHEELS)/site \
-	    $(WHEELS)/*.whl; \
+	    $(WHEELS)/*.whl && $(NODE_PYTHON) $(COMPILE) $(WHEELS)/site; \
 	else echo "no wheels in $(WHEELS)/ (make wheels, where pip reaches an index): using $(NODE_PYTHON)'s packages"; fi
 	PYTHONPATH="$(abspath $(WHEELS))/site$${PYTHONPATH:+:$$PYTHONPATH}" $(NODE_PYTHON) benchmarks/gpu_check.py \
 	  --out $(OUT) $(GPU_CHECK_FLAGS)
