@@ -131,8 +131,8 @@ def _full() -> Profile:
 # whose fp32 activations for lesson 01's batch of 16 reviews take about 18 GB on a CPU, and whose one step
 # of 8 reviews took 27 to 44 s on 2 cores.
 QUICK_CAPS = dict(finetune=dict(max_train_rows=4, test_rows=4, num_train_epochs=1.0),
-                  instruction=dict(max_train_rows=32, test_rows=4, max_new_tokens=16, per_device_batch_size=4, logging_steps=1,
-                                   loss_margin=0.0),
+                  instruction=dict(max_train_rows=32, test_rows=4, max_new_tokens=16, per_device_batch_size=4,
+                                   logging_steps=1, loss_margin=0.0),
                   summaries=dict(test_rows=4, max_new_tokens=24), c4_prefetch_train_shards=1, optimizer_race_steps=0)
 # One checkpoint, at the last step: a 248 M model and its optimizer's states (3 GB) written once at full size.
 QUICK_PRETRAIN = dict(batch_size=4, gradient_accumulation_steps=2, total_steps=2, warmup_steps=1, logging_steps=1,

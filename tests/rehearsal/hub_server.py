@@ -102,8 +102,8 @@ class HubServer:
         config.write_text(CONFIG.format(port=self.port, repos=repos, mirrors=self.mirrors))
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HF_ENDPOINT")}
         self._log = open(self.log_path, "w")
-        self._process = subprocess.Popen([str(OLAH_PYTHON), str(SERVER), "-c", str(config)], stdout=self._log, stderr=subprocess.STDOUT,
-                                         env=env, cwd=self.work_dir)
+        self._process = subprocess.Popen([str(OLAH_PYTHON), str(SERVER), "-c", str(config)], stdout=self._log,
+                                         stderr=subprocess.STDOUT, env=env, cwd=self.work_dir)
         try:
             self._wait_until_ready()
         except BaseException:  # a `with` whose __enter__ fails never calls __exit__: stop the server here
