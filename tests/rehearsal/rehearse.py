@@ -1,6 +1,6 @@
 """The full profile, rehearsed before a GPU sees it: prefetch from a Hub server on 127.0.0.1, then run offline.
 
-    make rehearse                                   # the whole rehearsal, about 10 minutes on 2 cores
+    make rehearse                                   # the whole rehearsal, about 7 minutes on 2 cores
     .venv/bin/python tests/rehearsal/rehearse.py --work /tmp/rehearsal --only 01,04,01L
 
 1. Build (or reuse) Hub-like repos of the full profile's models and data sets (``hub_repos.py``).
