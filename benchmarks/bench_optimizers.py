@@ -33,13 +33,14 @@ def run(profile_name: str, steps: int, learning_rate: float) -> dict[tuple[str, 
 
     session = start_session(profile_name, tempfile.mkdtemp(prefix="bench-optimizers-"))
     from course_utils.pretrain_config import PretrainConfig
-    from course_utils.pretrain import pretrain_variants
+    from course_utils.pretrain import pretrain
+    from course_utils.pretrain_race import pretrain_variants
 
     config = PretrainConfig.for_profile(session.profile, str(session.output_dir), learning_rate=learning_rate, total_steps=steps,
                              eval_every=max(steps // 4, 1), checkpoint_every=0)
     variants = {(optimizer, schedule): dict(optimizer=optimizer, lr_scheduler=schedule)
                 for optimizer in OPTIMIZERS for schedule in SCHEDULES}
-    results = pretrain_variants(config, {" + ".join(key): changes for key, changes in variants.items()},
+    results = pretrain_variants(pretrain, config, {" + ".join(key): changes for key, changes in variants.items()},
                                 echo=lambda line: print(line, flush=True))
     figures = {}
     for key in variants:

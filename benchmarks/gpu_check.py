@@ -85,7 +85,8 @@ def part_environment(tiny: bool) -> dict:
     import torch
 
     from course_utils.hardware import native_bf16
-    from course_utils.device_report import compile_check, describe_device, library_versions
+    from course_utils.device_report import compile_check, library_versions
+    from course_utils.machine import describe_device
 
     device = describe_device()
     versions = library_versions(("torch", "transformers", "accelerate", "datasets", "torchdata", "deepspeed",
@@ -140,7 +141,7 @@ def part_gpu_tests(tiny: bool) -> dict:
 
 
 def part_matmul(tiny: bool) -> dict:
-    from course_utils.device_report import MATMUL_SIZE, describe_device, matmul_tflops
+    from course_utils.machine import MATMUL_SIZE, describe_device, matmul_tflops
 
     device = describe_device()
     dtype = "bfloat16" if device["bf16_supported"] else "float32"

@@ -17,15 +17,18 @@ floors: a module imports only modules on the floors below its own (tests/test_re
 - ``optim``           AdamW with RMS scaling, Adafactor, the cosine and inverse-square-root schedules
 - ``span_corruption`` T5's span-corruption objective
 - ``memory``          how many rows fit in GPU memory, and each run's peak memory
-- ``device_report``   (from notebook 00) the device, its memory and bf16, library versions, DeepSpeed ops, a matmul rate
+- ``zero_memory``     (from notebook 02) model-state bytes per GPU by the ZeRO paper's formulas
+- ``machine``         the device, its memory and bf16, a matmul rate, DeepSpeed's buildable ops (notebook 00 calls them)
+- ``device_report``   (from notebook 00) library versions, and whether torch.compile builds kernels
 - ``verdict``         how a lab's check reports: one line raised on a wrong answer, one printed on a right one
 2. Settings, sources and the machine:
 - ``profiles``        the smoke and full profiles: model names, data sources, each lesson's settings
 - ``hardware``        the training device and the precision rule (bf16, fp32, TF32)
 - ``sources``         where a data set's files are (a local folder or the Hugging Face cache) and their checked reading
 - ``standins``        tiny stand-in models built from configs, saved and loaded by path
-- ``sentiment``       IMDB as text-to-text: rows checked, labels as words, answers scored
-- ``sentiment_trainer`` (from notebook 01) the tokenize function, the Trainer and its arguments, answers by generate
+- ``sentiment``       IMDB's rows checked and sampled
+- ``sentiment_trainer`` (from notebook 01) labels as words, the tokenize function, the Trainer and its arguments, answers by
+  generate and their score
 - ``summarizers``     (from notebook 03) T5 and GPT-2 summaries and their repetition measure
 - ``pretrain_config`` a pretraining run's typed config and its result, the batch arithmetic
 - ``runner``          executes the notebooks with papermill and writes ``report.md``
@@ -44,17 +47,18 @@ floors: a module imports only modules on the floors below its own (tests/test_re
 - ``pretrain_data``   lesson 04's span-corrupted batches, made in DataLoader workers, resumable
 - ``checkpoints``     checkpoints that survive a kill, the resume, the stop signals
 - ``pretrain_command`` the pretraining command line: flags from the config, one-line errors, the result line
+- ``pretrain_race``   lesson 04's optimizer race: the same run once per variant, one setting changed each
 - ``instruct``        lab 01L's Dolly-15k, its settings per profile, and the reference prompt, labels and LoRA size
 4. Runs:
 - ``finetune``        lesson 01's fine-tune as one command (lessons 02 and 04 launch it)
-- ``pretrain_run``    what the pretraining loop calls besides forward, backward and step
+- ``pretrain_run``    what the pretraining loop calls besides forward, backward and step, and the plan it follows
 - ``cli``             the ``course`` command
 - ``lab_zero``        lab 02L's checks: a ZeRO-3 offload config, model-state bytes, the fastest setup that fits
 - ``lab_instruction`` lab 01L's checks: prompt, labels, EOS, padding, falling loss, batched generation, LoRA's size
 5. Lessons on top:
 - ``launch``          the fine-tune in a fresh process, or as a cluster command
 - ``summarize``       lesson 03's settings and the stand-ins' warm-up
-- ``pretrain``        (from notebook 04) the model from its config, the training step and loop, the optimizer race
+- ``pretrain``        (from notebook 04) the model from its config, the training step and loop
 - ``check``           every lab's checks under one name: ``check.prompt_masked(...)``
 
 Importing the package, or its session, data, profile and command modules, imports no heavy library and

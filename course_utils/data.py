@@ -42,9 +42,8 @@ def read_imdb(source: DataSource):
 
 
 def load_imdb(source: DataSource, max_train_rows: int | None = None, test_rows: int | None = None, seed: int = 42):
-    """(splits, {reason: rows left out}): IMDB's train and test splits, every row checked, with a
-    ``label_text`` column of answer words, each cut to a seeded sample when a limit is given
-    (``sentiment.prepare_imdb``)."""
+    """(splits, {reason: rows left out}): IMDB's train and test splits, every row checked (labels 0 and 1),
+    each cut to a seeded sample when a limit is given (``sentiment.prepare_imdb``)."""
     return prepare_imdb(read_imdb(source), max_train_rows, test_rows, seed)
 
 

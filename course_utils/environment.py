@@ -18,12 +18,12 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .device_report import describe_device
+from .machine import describe_device
 from .hardware import require_gpu as stop_without_gpu
 from .offline import configure_offline, is_offline
 from .paths import output_dir as default_output_dir
 from .profiles import Profile, get_profile
-from .quiet import quiet_library_notices
+from .quiet import quiet_library_notices, quiet_progress_bars
 
 
 @dataclass(frozen=True)
@@ -63,12 +63,14 @@ def gpu_required(profile: Profile, override: str = "") -> bool:
 
 def start_session(profile_name: str = "smoke", output_dir: str | os.PathLike | None = None, quick: bool = False,
                   require_gpu: str = "", check_gpu: bool = True) -> Session:
-    """Set up a notebook run: pick the profile (capped when ``quick``), go offline if it says so, keep
-    one GPU, stop when a required GPU is missing (unless ``check_gpu`` is False), create the output folder."""
+    """Set up a notebook run: pick the profile (capped when ``quick``), go offline if it says so, leave progress
+    bars to training and generation, keep one GPU, stop when a required GPU is missing (unless ``check_gpu`` is
+    False), create the output folder."""
     profile = get_profile(profile_name, quick=quick)
     # Smoke is always offline. In full, HF_HUB_OFFLINE=1 (a compute node without internet) switches
     # the other libraries off too: datasets, for one, would otherwise still report loads over the network.
     changed = configure_offline(profile.offline or is_offline())
+    changed.update(quiet_progress_bars(hub=is_offline()))  # before the libraries read them: bars for real work only
     changed.update(one_gpu())
     changed.update(quiet_library_notices())  # after one_gpu: it asks torch whether there is a GPU
     if check_gpu and gpu_required(profile, require_gpu):

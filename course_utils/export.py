@@ -35,13 +35,15 @@ class Export:
 
 EXPORTS = (
     Export("notebooks/00_gpu_check.ipynb", "course_utils/device_report.py",
-           "What this machine offers (lesson 00): the device, its memory and bf16, and a matmul rate."),
+           "Lesson 00's checks of the software: the library versions, and whether torch.compile builds kernels here."),
     Export("notebooks/01_t5_small_imdb_finetune.ipynb", "course_utils/sentiment_trainer.py",
            "Lesson 01's fine-tune: the tokenize function, the Seq2SeqTrainer and its arguments, answers by generate."),
+    Export("notebooks/02_deepspeed_zero.ipynb", "course_utils/zero_memory.py",
+           "Lesson 02's arithmetic: model-state bytes per GPU for each ZeRO stage, by the ZeRO paper's formulas."),
     Export("notebooks/03_cnn_dailymail_rouge.ipynb", "course_utils/summarizers.py",
-           "Lesson 03's summaries: T5 with beam search, GPT-2 with TL;DR:, and their repetition measure."),
+           "Lesson 03's summaries: T5 with beam search, GPT-2 with TL;DR:, their repetition measure, and Lead-3."),
     Export("notebooks/04_nanot5_pretraining.ipynb", "course_utils/pretrain.py",
-           "Lesson 04's pretraining: the T5 v1.1 model from its config, the training step, the loop, the optimizer race.",
+           "Lesson 04's pretraining: the T5 v1.1 model from its config, the training step and the loop.",
            command="course_utils.pretrain_command", function="pretrain"),
 )
 

@@ -29,8 +29,8 @@ from .memory import choose_accumulation, gpu_gib, peak_memory, reset_peak_memory
 from .metrics import training_losses
 from .models import load_model, load_tokenizer
 from .offline import MissingAssetError
-from .sentiment import accuracy_report
-from .sentiment_trainer import build_trainer, count_answer_tokens, generate_answers, save, tokenize_pairs
+from .sentiment_trainer import (add_label_words, build_trainer, count_answer_tokens, generate_answers, save, score_answers,
+                                tokenize_pairs)
 from .zero import DeepSpeedConfigError, deepspeed_config_path, launcher_environment, load_deepspeed_config
 
 
@@ -123,6 +123,21 @@ def train(trainer) -> FinetuneResult:
                           peak_memory_mib=memory, peak_memory_kind=kind)
 
 
+def report_deepspeed(engine, echo=print) -> None:
+    """What DeepSpeed's engine says it did, for the run's log: its ZeRO stage, its optimizer (ZeRO's wrapper around
+    the Trainer's), where the optimizer states live, and DeepSpeed's own memory lines (``see_memory_usage``)."""
+    from deepspeed.runtime.utils import see_memory_usage
+
+    def device(offload) -> str:  # an offload section's device, "none" when there is none
+        return str(getattr(getattr(offload, "device", None), "value", None) or "none")
+
+    echo(f"DeepSpeed: ZeRO stage {engine.zero_optimization_stage()}; optimizer {type(engine.optimizer).__name__} "
+         f"around {type(engine.basic_optimizer).__name__}; optimizer states offloaded to: "
+         f"{device(engine.zero_offload_optimizer())}; weights offloaded to: {device(engine.zero_offload_param())}")
+    echo("DeepSpeed memory after training:")
+    see_memory_usage("", force=True)  # DeepSpeed prints MA (allocated), Max_MA, CA (cached) and the CPU's memory
+
+
 def fitting_batch(config: FinetuneConfig, parameters: int, target_tokens: int) -> FinetuneConfig:
     """``config`` with the same rows per optimizer step, cut into micro-batches that fit this GPU's memory
     (``memory.rows_that_fit``; e.g. T5 v1.1 base at 16 x 512 in fp32 on a 16 GB card: 8 rows x 2). Without a
@@ -144,8 +159,8 @@ def run(config: FinetuneConfig, echo=print) -> dict:
         chosen = launcher_environment()
         if chosen:
             echo(f"launcher variables set for a single process: {chosen}")
-    splits, dropped = load_imdb(config.data, config.max_train_rows,
-                                config.test_rows, config.seed)
+    splits, dropped = load_imdb(config.data, config.max_train_rows, config.test_rows, config.seed)
+    splits = add_label_words(splits)  # 0/1 -> negative/positive, the words T5 writes
     for reason, count in dropped.items():
         echo(f"left out: {count} rows ({reason})")
     tokenizer = load_tokenizer(config.model_name)
@@ -163,6 +178,8 @@ def run(config: FinetuneConfig, echo=print) -> dict:
                                config.max_source_length, answer_tokens)
     trainer = build_trainer(config, model, tokenizer, train_set)
     result = train(trainer)
+    if config.deepspeed and trainer.is_world_process_zero():
+        report_deepspeed(trainer.model_wrapped, echo)
     figures = {**dataclasses.asdict(result), "processes": int(os.environ.get("WORLD_SIZE", "1"))}
     # Every process saves: under ZeRO-3 the sharded weights are gathered collectively, and the
     # Trainer itself lets only the main process write.
@@ -175,9 +192,21 @@ def run(config: FinetuneConfig, echo=print) -> dict:
         reloaded = load_model(str(model_dir), attn_implementation=config.attn_implementation)
         answers = generate_answers(reloaded, load_tokenizer(str(model_dir)), splits["test"]["text"], config.task_prefix,
                                    config.max_source_length, answer_tokens, config.generate_batch_size)
-        report = accuracy_report(answers, splits["test"]["label_text"])
-        figures.update(accuracy=report.accuracy, unknown_answers=report.unknown)
+        score = score_answers(answers, splits["test"]["label_text"])
+        figures.update(accuracy=score.accuracy, unknown_answers=score.unknown,
+                       answers_file=str(write_answers(config, answers, splits["test"]["label_text"])))
     return figures
+
+
+ANSWERS_FILE = "answers.json"
+
+
+def write_answers(config: FinetuneConfig, answers: list[str], truth: list[str]) -> Path:
+    """``<output_dir>/answers.json``: each held-out review's generated answer beside its true label word, in the
+    test split's order, so two runs can be compared review by review (lesson 02, lesson 05)."""
+    path = Path(config.output_dir) / ANSWERS_FILE
+    path.write_text(json.dumps({"answers": list(answers), "truth": list(truth)}))
+    return path
 
 
 PROG = "python -m course_utils.finetune"

@@ -4,7 +4,7 @@ the course's reference code in ``instruct.py`` on fixed examples."""
 
 from __future__ import annotations
 
-from .instruct import LORA_RANK, LORA_TARGETS, lora_trainable_parameters, prompt_text
+from .instruct import LORA_RANK, LORA_TARGETS, InstructionConfig, lora_trainable_parameters, prompt_text
 from .metrics import training_losses
 from .verdict import compare_sequences, fail, passed
 
@@ -75,32 +75,55 @@ def eos_learned(tokenize_example, collate, tokenizer) -> None:
 
 
 def padding_masked(collate, tokenizer) -> None:
-    """``collate(features) -> batch``: equal lengths, pad id, attention 0 and labels -100 on every padding position."""
-    rows = [{"input_ids": [5, 6, 7, 8, 9], "attention_mask": [1] * 5, "labels": [-100, -100, 7, 8, 9]},
-            {"input_ids": [5, 6], "attention_mask": [1, 1], "labels": [-100, 6]}]
+    """``collate(features) -> batch``: equal lengths, pad id, attention 0 and labels -100 on every padding position,
+    and the real tokens' labels untouched, the EOS that ends each response included (Pythia pads with EOS)."""
+    eos = tokenizer.eos_token_id
+    rows = [{"input_ids": [5, 6, 7, 8, eos], "attention_mask": [1] * 5, "labels": [-100, -100, 7, 8, eos]},
+            {"input_ids": [5, eos], "attention_mask": [1, 1], "labels": [-100, eos]}]
     batch = collate(rows)
     for key in ("input_ids", "attention_mask", "labels"):
         shape = tuple(getattr(batch.get(key), "shape", ()))
         if shape != (2, 5):
             fail("padding_masked", f"{key} of shape (2, 5)", shape, "pad every row to the longest one and return tensors")
     pad = tokenizer.pad_token_id
-    compare_sequences("padding_masked", "padded input_ids of the short row", [5, 6, pad, pad, pad],
+    compare_sequences("padding_masked", "padded input_ids of the short row", [5, eos, pad, pad, pad],
                       batch["input_ids"][1].tolist(), "pad on the right with tokenizer.pad_token_id")
     compare_sequences("padding_masked", "attention_mask of the short row", [1, 1, 0, 0, 0],
                       batch["attention_mask"][1].tolist(), "0 on padding, so no token attends to it")
-    compare_sequences("padding_masked", "labels of the short row", [-100, 6, -100, -100, -100],
-                      batch["labels"][1].tolist(), "-100 on padding, so the loss ignores it")
-    compare_sequences("padding_masked", "labels of the long row", [-100, -100, 7, 8, 9], batch["labels"][0].tolist(),
-                      "leave the labels of real tokens as they are")
-    passed("padding_masked", "padding: the pad id, attention 0, labels -100; real tokens untouched")
+    compare_sequences("padding_masked", "labels of the short row", [-100, eos, -100, -100, -100],
+                      batch["labels"][1].tolist(),
+                      "-100 on padding, found by the attention mask: the pad id is also the EOS id here, and the EOS "
+                      "that ends the response must stay in the labels")
+    compare_sequences("padding_masked", "labels of the long row", [-100, -100, 7, 8, eos], batch["labels"][0].tolist(),
+                      "leave the labels of real tokens as they are, the EOS included")
+    passed("padding_masked", "padding: the pad id, attention 0, labels -100; real tokens and their EOS untouched")
 
 
-def loss_falls(log_history: list[dict], margin: float = 0.2) -> None:
-    """The last logged training loss is at least ``margin`` (a fraction) below the first."""
-    losses = training_losses(log_history)
-    if len(losses) < 2:
-        fail("loss_falls", "at least two logged training losses", f"{len(losses)}",
-             "set logging_steps (and logging_first_step=True) so that the Trainer logs the loss during the run")
+def logged_steps(trainer) -> list[int]:
+    """The steps at which a finished Trainer run logs its training loss: the first (``logging_first_step``) and
+    every ``logging_steps``-th (the Trainer's DefaultFlowCallback)."""
+    every, last = trainer.state.logging_steps, trainer.state.global_step
+    first = [1] if trainer.args.logging_first_step and every != 1 else []
+    return first + list(range(every, last + 1, every))
+
+
+def loss_falls(trainer, profile) -> None:
+    """The loss ``trainer`` logged fell, from its first line to its last, by the lab's margin for ``profile``
+    (``InstructionConfig.loss_margin``: the check's own, not the student's), and the history is the one a finished
+    run of this Trainer writes: a loss at each of its logging steps."""
+    margin = InstructionConfig.for_profile(profile).loss_margin
+    state = getattr(trainer, "state", None)
+    if state is None or not hasattr(trainer, "args"):
+        fail("loss_falls", "the Trainer itself, after trainer.train()", type(trainer).__name__,
+             "pass the trainer: the check reads its state and arguments")
+    if not state.max_steps or state.global_step != state.max_steps:
+        fail("loss_falls", f"a finished run ({state.max_steps} steps)", f"{state.global_step} steps done",
+             "call trainer.train() before the check")
+    losses = training_losses(state.log_history)
+    compare_sequences("loss_falls", "the steps at which the loss was logged", logged_steps(trainer),
+                      [step for step, _ in losses],
+                      "keep the Trainer's own log: set logging_steps from the config and logging_first_step=True, "
+                      "train, and pass the trainer")
     (first_step, first), (last_step, last) = losses[0], losses[-1]
     if not last <= (1 - margin) * first:
         fail("loss_falls", f"a loss at least {margin:.0%} below step {first_step}'s {first:.3f} by step {last_step}",
@@ -108,7 +131,7 @@ def loss_falls(log_history: list[dict], margin: float = 0.2) -> None:
              "check the learning rate (0 or far too small learns nothing; far too large diverges) and that the labels "
              "are not all -100")
     passed("loss_falls", f"{first:.3f} at step {first_step} -> {last:.3f} at step {last_step} "
-                         f"({(first - last) / first:.0%} lower)")
+                         f"({(first - last) / first:.0%} lower; the lab asks for {margin:.0%} in this profile)")
 
 
 PROMPTS = ("### Instruction:\nWhat is the capital of Peru?\n\n### Response:\n",

@@ -1,11 +1,12 @@
 """Lab 02L's checks, ZeRO by hand: a ZeRO-3 config with CPU offload, model-state memory per GPU by the
 ZeRO paper's formulas, and the fastest setup that fits a GPU, against the course's config check, its
-formulas (``zero.paper_bytes``) and DeepSpeed's own estimator."""
+formulas (``zero_memory.paper_bytes``, notebook 02) and DeepSpeed's own estimator."""
 
 from __future__ import annotations
 
 from .verdict import close, fail, passed
-from .zero import DeepSpeedConfigError, MEMORY_SETUPS, check_deepspeed_config, deepspeed_bytes, paper_bytes
+from .zero import DeepSpeedConfigError, check_deepspeed_config, deepspeed_bytes
+from .zero_memory import SETUPS, paper_bytes
 
 # Fastest first: offload moves states across PCIe every step, and stage 3 gathers the weights for each layer
 # (the order of the Hugging Face DeepSpeed guide).
@@ -41,7 +42,7 @@ def model_state_bytes(bytes_fn) -> None:
     """``model_state_bytes(parameters, setup, gpus) -> bytes per GPU`` against the paper's formulas for every
     setup, and against DeepSpeed's estimator where the two agree (stage 2 with the optimizer offloaded)."""
     for parameters in PARAMETERS:
-        for setup in MEMORY_SETUPS:
+        for setup in SETUPS:
             for gpus in (1, 8, 64):
                 close("model_state_bytes", f"bytes per GPU for {parameters:,} parameters, {setup}, {gpus} GPUs",
                       paper_bytes(parameters, setup, gpus), bytes_fn(parameters, setup, gpus),
@@ -51,7 +52,7 @@ def model_state_bytes(bytes_fn) -> None:
         close("model_state_bytes", f"DeepSpeed's estimate for {parameters:,} parameters, stage 2 + offload, 8 GPUs",
               estimate, bytes_fn(parameters, "stage 2 + offload", 8), "only the 16-bit weights stay on the GPU",
               rel=1e-9, abs_=0.5)
-    passed("model_state_bytes", f"{len(PARAMETERS) * len(MEMORY_SETUPS) * 3} cases as the paper's formulas; "
+    passed("model_state_bytes", f"{len(PARAMETERS) * len(SETUPS) * 3} cases as the paper's formulas; "
                                 "stage 2 + offload as DeepSpeed's estimator")
 
 
@@ -67,12 +68,15 @@ def cheapest_setup(choose_fn) -> None:
     """``choose(parameters, gpus, gpu_gib, activation_gib) -> setup or None`` on a grid of models and cards."""
     cases = [(p, n, gib, act) for p in (*PARAMETERS, 11_307_321_344) for n in (1, 8, 64) for gib in (16, 40, 80)
              for act in (2.0, 12.0)]
+    cases += [(5_000_000_000, 1, 80, 2.0),   # 74.5 GiB of states fit 80 GiB; in GB (80.0) they would not
+              (60_506_624, 8, 16, 24.0),     # the activations alone exceed the card: nothing fits, None
+              (2_851_598_336, 64, 40, 48.0)]
     for case in cases:
         expected, got = fastest_that_fits(*case), choose_fn(*case)
         if got != expected:
             parameters, gpus, gib, act = case
             fail("cheapest_setup", f"{expected!r} for {parameters:,} parameters on {gpus} GPUs of {gib} GiB with "
                                    f"{act} GiB of activations", repr(got),
-                 "go through SPEED_ORDER fastest first and return the first setup whose states (in GiB) plus the "
-                 "activations fit; None if none does")
+                 "go through SPEED_ORDER fastest first and return the first setup whose states (in GiB: bytes / 2**30) "
+                 "plus the activations fit; None if none does")
     passed("cheapest_setup", f"{len(cases)} models, GPU counts, cards and activation sizes")

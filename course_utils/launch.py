@@ -25,12 +25,14 @@ from .zero import without_launcher_variables
 
 
 def cli_arguments(config: FinetuneConfig, relative_to: str | os.PathLike | None = None) -> list[str]:
-    """The command-line flags that rebuild ``config`` in ``python -m course_utils.finetune``. Paths that
-    exist are written relative to ``relative_to`` when given (the folder the command runs in on every node)."""
+    """The command-line flags that rebuild ``config`` in ``python -m course_utils.finetune``: one per field that
+    differs from FinetuneConfig's default, so a command says what this run changes. Paths that exist are written
+    relative to ``relative_to`` when given (the folder the command runs in on every node)."""
+    defaults = FinetuneConfig()
     arguments = []
     for f in dataclasses.fields(config):
         value = getattr(config, f.name)
-        if value is None:
+        if value is None or value == getattr(defaults, f.name):
             continue
         if relative_to is not None and isinstance(value, str) and os.path.exists(value):
             value = os.path.relpath(value, relative_to)

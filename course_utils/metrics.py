@@ -36,9 +36,10 @@ UNITS = {
     # 01, 02 and 04: fine-tuning and pretraining
     "accuracy": "fraction", "unknown_answers": "reviews", "rows": "reviews", "confusion_after": "reviews",
     "train_loss": "nats/token", "final_loss": "nats/token", "nll": "nats/token", "input_gap": "nats/token",
-    "train_time": "s", "train_seconds": "s", "deepspeed_setup_time": "s", "pretrain_seconds_per_step": "s",
+    "train_time": "s", "train_seconds": "s", "pretrain_seconds_per_step": "s",
     "train_steps": "steps", "pretrain_steps": "steps", "train_flops": "FLOPs", "model_parameters": "parameters",
-    "peak_memory_mib": "MiB", "t5_3b_8gpus": "GiB", "loss_relative_gap": "fraction", "relative_drop": "fraction",
+    "peak_memory_mib": "MiB", "t5_3b_8gpus": "GiB", "loss_relative_gap": "fraction", "disagreements": "reviews",
+    "relative_drop": "fraction",
     "accuracy_margin_over_random_init": "fraction", "gradient_accumulation_steps": "micro-batches per step",
     "raw_row_length": "tokens",
     # lab 01L: instruction tuning

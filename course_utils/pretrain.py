@@ -1,4 +1,4 @@
-"""Lesson 04's pretraining: the T5 v1.1 model from its config, the training step, the loop, the optimizer race.
+"""Lesson 04's pretraining: the T5 v1.1 model from its config, the training step and the loop.
 
 Written by `python -m course_utils.export` from the cells marked #@save in
 notebooks/04_nanot5_pretraining.ipynb: edit them there, then rerun the command (tests/test_export.py checks it).
@@ -59,7 +59,9 @@ def pretrain(config, echo=print):
             step += 1
             started = time.perf_counter()
             batch = next(batches)  # this process's rows of the step: (batch_size / processes, input_length)
-            loss = run.retry_on_oom(train_step, model, optimizer, batch)  # forward and backward
+            # forward and backward; on running out of GPU memory, again with micro-batches half as large
+            loss = run.retry_on_oom(lambda micro_batch: train_step(run.accelerator, model, batch, micro_batch),
+                                    optimizer)
             grad_norm = run.accelerator.clip_grad_norm_(model.parameters(), config.grad_clip)
             optimizer.step()
             scheduler.step()
@@ -70,38 +72,6 @@ def pretrain(config, echo=print):
                 break
             run.maybe_save_checkpoint(step)
         return run.finish(model, tokenizer)  # the last NLL, the model saved, result.json
-
-
-import dataclasses
-from pathlib import Path
-
-# nanoT5's finding, in two runs: the same model, data and peak rate, with and without the RMS scaling.
-RACE = {"AdamW + RMS scaling": {"optimizer": "adamwscale"}, "plain AdamW": {"optimizer": "adamw"}}
-RACE_EVAL_BATCHES = 10  # the recipe's 100 held-out batches would cost as much as the race's steps
-
-
-def pretrain_variants(config, variants: dict[str, dict], echo=print) -> dict:
-    """{name: result} of ``config``'s run once per variant, each changing only the settings it names (an
-    optimizer, a schedule, ...) and writing to ``<output_dir>/<name>``; every run starts from the same
-    seeded weights and reads the same batches."""
-    results = {}
-    for name, changes in variants.items():
-        folder = Path(config.output_dir) / name.replace(" ", "_").replace("+", "and")
-        results[name] = pretrain(dataclasses.replace(config, **changes, output_dir=str(folder)), echo=lambda _: None)
-        nll = results[name].eval_nll
-        echo(f"{name}: held-out NLL {nll[0]:.3f} -> {nll[max(nll)]:.3f} after {max(nll)} steps")
-    return results
-
-
-def optimizer_race(config, steps: int, output_dir: str, echo=print) -> dict:
-    """``RACE``'s two runs of ``config`` cut to ``steps`` (at most its own): a tenth of them (at most its own
-    warm-up) warming up, the cosine schedule, six evaluations on at most ``RACE_EVAL_BATCHES`` batches."""
-    steps = min(steps, config.total_steps)
-    short = dataclasses.replace(config, output_dir=output_dir, total_steps=steps, lr_scheduler="cosine",
-                                warmup_steps=min(config.warmup_steps, steps // 10), eval_every=max(steps // 6, 1),
-                                eval_batches=min(config.eval_batches, RACE_EVAL_BATCHES), logging_steps=max(steps // 6, 1),
-                                checkpoint_every=0, resume=False, stop_at_step=0)
-    return pretrain_variants(short, RACE, echo)
 
 
 if __name__ == "__main__":  # python -m course_utils.pretrain

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
@@ -26,8 +27,8 @@ from .configs import InputError
 from .hardware import check_precision, resolve_precision, tf32
 from .memory import reset_peak_memory
 from .paths import repo_root
-from .pretrain_config import (PretrainConfig, PretrainResult, collator_for, compiles, micro_batch_size,
-                              finished_run, resolve_accumulation, write_result)
+from .pretrain_config import (PretrainConfig, PretrainResult, collator_for, compiles, finished_run, micro_batch_size,
+                              resolve_accumulation, write_result)
 from .pretrain_data import CorruptedBatches, batch_loader, start_batches, stop_batches
 
 
@@ -52,6 +53,26 @@ def check_config(config: PretrainConfig, world_size: int) -> None:
 
 
 RESUME_CHOICES = (True, False, "auto")
+
+
+@dataclass(frozen=True)
+class PretrainPlan:
+    """What a config comes to on this machine: its "auto" choices made, its GPU-only settings where they apply."""
+
+    precision: str                    # "bf16" or "fp32": the config's "auto" resolved for this device
+    tf32: bool                        # TF32 matmuls in effect: the config asks for them and a CUDA GPU runs
+    compile: bool                     # torch.compile in effect (a GPU, or another backend than inductor)
+    gradient_accumulation_steps: int  # the config's 0 chosen from the GPU's memory (1 on a CPU)
+    micro_batch: int                  # rows per forward pass on each process
+
+
+def plan(config: PretrainConfig, world_size: int, parameters: int, device) -> PretrainPlan:
+    """The plan a run of ``config`` follows on ``world_size`` processes of ``device`` for a model of ``parameters``."""
+    precision = resolve_precision(config.precision)
+    config = resolve_accumulation(config, world_size, parameters, precision)
+    return PretrainPlan(precision=precision, tf32=bool(config.tf32 and device.type == "cuda"),
+                        compile=compiles(config, device), gradient_accumulation_steps=config.gradient_accumulation_steps,
+                        micro_batch=micro_batch_size(config, world_size))
 
 
 class PretrainRun:
@@ -85,12 +106,15 @@ class PretrainRun:
             tracker.finish()
         self._stack.close()
 
+    plan = staticmethod(plan)
+
     def fit(self, model) -> PretrainConfig:
         """The config with its gradient accumulation chosen for this GPU (when 0); the run's result starts."""
         world = self.accelerator.num_processes
-        self.config = resolve_accumulation(self.config, world, model.num_parameters(), self.precision)
+        self.planned = plan(self.config, world, model.num_parameters(), self.accelerator.device)
+        self.config = dataclasses.replace(self.config, gradient_accumulation_steps=self.planned.gradient_accumulation_steps)
         check_config(self.config, world)
-        self.micro_batch = micro_batch_size(self.config, world)
+        self.micro_batch = self.planned.micro_batch
         if self.accelerator.is_main_process:
             self.echo(f"{self.config.batch_size} rows per step = {self.micro_batch} per forward pass x "
                       f"{self.config.gradient_accumulation_steps} accumulation x {world} process(es); "
@@ -106,7 +130,7 @@ class PretrainRun:
 
         model, optimizer = self.accelerator.prepare(model, optimizer)
         self.accelerator.register_for_checkpointing(scheduler)
-        if compiles(self.config, self.accelerator.device):
+        if self.planned.compile:
             # Dynamo keeps the compiled versions of earlier runs' models, and every prepared model shares
             # Accelerate's forward wrapper: after 8 versions (recompile_limit) new ones silently run eager.
             torch._dynamo.reset()
@@ -122,24 +146,22 @@ class PretrainRun:
                                    self.config.data_workers, pin_memory=self.accelerator.device.type == "cuda")
         step = maybe_resume(self.accelerator, self.config, self.result, self.loader, self.echo)
         self.accelerator.init_trackers("tensorboard")
-        batches = start_batches(self.loader)  # the workers start here, from the restored position
+        batches = self._first_checksummed(start_batches(self.loader))  # the workers start here, where they left off
         self.held_out = held_out_batches(self.config, tokenizer, rank, world)
         self.result.steps, self._first_step = step, step + 1
         if step == 0:
             self.evaluate(model, 0)
         return step, batches
 
-    def retry_on_oom(self, train_step, model, optimizer, batch: dict):
-        """``train_step(accelerator, model, batch, micro_batch)``; when a micro-batch runs out of GPU memory in a
-        single process, the same batch again in micro-batches half as large (twice the accumulation), saying so."""
+    def retry_on_oom(self, step, optimizer):
+        """``step(micro_batch)``, the loop's forward and backward over this step's rows in micro-batches of
+        ``micro_batch`` rows; when one runs out of GPU memory in a single process, the same step again in
+        micro-batches half as large (twice the accumulation), saying so."""
         import torch
 
-        if self.result.steps + 1 == self._first_step:  # are the processes' shards distinct?
-            self.result.first_batch_checksums = _gathered_checksum(self.accelerator,
-                                                                   batch["input_ids"][:self.micro_batch])
         while True:
             try:
-                return train_step(self.accelerator, model, batch, self.micro_batch)
+                return step(self.micro_batch)
             except torch.OutOfMemoryError as error:
                 optimizer.zero_grad(set_to_none=True)
                 if self.accelerator.num_processes > 1 or self.micro_batch < 2 or self.micro_batch % 2:
@@ -153,6 +175,13 @@ class PretrainRun:
                 self.result.gradient_accumulation_steps *= 2
                 self.echo(f"Out of GPU memory: accumulating twice as many micro-batches of {self.micro_batch} rows "
                           "from now on.")
+
+    def _first_checksummed(self, batches):
+        """``batches``, the first one's checksum gathered from every process on its way (are the shards distinct?)."""
+        batch = next(batches)
+        self.result.first_batch_checksums = _gathered_checksum(self.accelerator, batch["input_ids"][:self.micro_batch])
+        yield batch
+        yield from batches
 
     def maybe_log(self, step: int, loss, grad_norm, scheduler, model, seconds: float) -> None:
         """The step's loss and time noted (a job's first step, which compiles, timed apart); every ``logging_steps``

@@ -2,6 +2,7 @@
 
     with messages_dropped("transformers.modeling_utils", "both are present"): ...   # inside the block only
     quiet_library_notices()    # the course's list, for the whole process (command-line entry points)
+    quiet_progress_bars(hub=True)   # before datasets and transformers are imported: bars only for real work
 """
 
 from __future__ import annotations
@@ -53,3 +54,18 @@ def quiet_library_notices() -> dict[str, str]:
         return {}
     os.environ["DS_ACCELERATOR"] = "cpu"
     return {"DS_ACCELERATOR": "cpu"}
+
+
+def quiet_progress_bars(hub: bool) -> dict[str, str]:
+    """Switch off the progress bars of the libraries' own bookkeeping, before they are imported; return the
+    variables this call set.
+
+    datasets draws a bar for every split it prepares, casts and maps, seconds each on the course's data, and
+    they would bury the bars a student waits on: training (the Trainer's) and generation (the course's own).
+    With ``hub`` (offline, when nothing can be downloaded) the Hub's and transformers' bars go too: loading
+    and saving weights. Online, they stay, since a first download of a model can take minutes.
+    """
+    wanted = {"HF_DATASETS_DISABLE_PROGRESS_BARS": "1", **({"HF_HUB_DISABLE_PROGRESS_BARS": "1"} if hub else {})}
+    changed = {name: value for name, value in wanted.items() if os.environ.get(name) != value}
+    os.environ.update(changed)
+    return changed

@@ -164,6 +164,17 @@ def question_markdown(lab: str, number: int) -> str:
     return f"**Question {number}.** {q.text}\n\n{options}"
 
 
+def chosen_letter(answer, letters: str) -> str | None:
+    """The one letter ``answer`` names ("b", "B", " (b) ", "(B)"), or None for anything else ("", "ab", 2)."""
+    if not isinstance(answer, str):
+        return None
+    choice = answer.strip()
+    if len(choice) == 3 and choice[0] == "(" and choice[2] == ")":
+        choice = choice[1]
+    choice = choice.lower()
+    return choice if len(choice) == 1 and choice in letters else None
+
+
 def question(lab: str, number: int, answer) -> None:
     """Check the letter chosen for a question: raise with the option's explanation, or print it."""
     q = _lookup(lab, number)
@@ -171,9 +182,9 @@ def question(lab: str, number: int, answer) -> None:
     letters = q.letters()
     if answer is Ellipsis or answer is None:
         fail(name, f"one of {', '.join(letters)}", "no answer yet", f"set q{number} to the letter you choose, e.g. q{number} = \"a\"")
-    choice = str(answer).strip().strip("()").lower()
-    if choice not in letters:
-        fail(name, f"one of {', '.join(letters)}", answer, "answer with the option's letter")
+    choice = chosen_letter(answer, letters)
+    if choice is None:
+        fail(name, f"one of {', '.join(letters)}", repr(answer), "answer with one option's letter, e.g. \"a\"")
     text, why = q.options[letters.index(choice)]
     if choice != q.right:
         fail(name, "another option", f"({choice}) {text}", why)

@@ -1,21 +1,15 @@
-"""IMDB sentiment as text-to-text: the rows checked, the labels as words, the answers scored.
-
-T5 answers in words, so the task is "review in, word out": label 0 becomes "negative",
-1 becomes "positive", and a generated answer that is neither counts as wrong ("unknown").
+"""IMDB's rows checked and sampled for lesson 01: a clean 0/1 label and a non-empty text in every row.
 
     splits, dropped = prepare_imdb(imdb, max_train_rows=None, test_rows=None, seed=42)  # data.load_imdb calls it
-    report = accuracy_report(answers, splits["test"]["label_text"])   # answers: generated texts
+
+The labels become answer words, and the answers are scored, in notebook 01's cells
+(``sentiment_trainer.add_label_words`` and ``score_answers``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-
 from .configs import InputError
 
-LABEL_WORDS = ("negative", "positive")  # IMDB: 0 = neg, 1 = pos
-UNKNOWN = "unknown"                     # any generated answer that is neither label word
 COLUMNS = ("text", "label")
 
 
@@ -41,7 +35,7 @@ def seeded_sample(split, limit: int | None, seed: int):
 
 def prepare_imdb(imdb, max_train_rows: int | None = None, test_rows: int | None = None,
                  seed: int = 42):
-    """Checked train/test splits with a ``label_text`` column; also {reason: rows left out}.
+    """Checked train/test splits (labels 0 and 1); also {reason: rows left out}.
 
     The ``unsupervised`` split (label -1) is left out: it has no answers to learn from or
     score against. Nothing is dropped silently; every row left out is counted by reason.
@@ -59,45 +53,4 @@ def prepare_imdb(imdb, max_train_rows: int | None = None, test_rows: int | None 
     test = seeded_sample(imdb["test"], test_rows, seed)
     dropped["train rows beyond max_train_rows"] = len(imdb["train"]) - len(train)
     dropped["test rows beyond test_rows"] = len(imdb["test"]) - len(test)
-
-    def add_words(batch):
-        return {"label_text": [LABEL_WORDS[y] for y in batch["label"]]}
-
-    splits = DatasetDict(train=train, test=test).map(add_words, batched=True, desc="label words")
-    return splits, dropped
-
-
-def to_label_word(answer: str) -> str:
-    """The label word a generated answer names, or "unknown"."""
-    word = answer.strip().lower().rstrip(".!")
-    return word if word in LABEL_WORDS else UNKNOWN
-
-
-@dataclass(frozen=True)
-class AccuracyReport:
-    accuracy: float
-    confusion: dict[str, dict[str, int]]  # confusion[true word][predicted word] = count
-    unknown: int                           # answers that were neither label word
-
-    def confusion_frame(self):
-        import pandas as pd
-
-        frame = pd.DataFrame(self.confusion).T.reindex(index=list(LABEL_WORDS),
-                                                         columns=[*LABEL_WORDS, UNKNOWN])
-        frame.index.name, frame.columns.name = "true", "predicted"
-        return frame.fillna(0).astype(int)
-
-
-def accuracy_report(answers: Sequence[str], truth: Sequence[str]) -> AccuracyReport:
-    """Accuracy of the generated ``answers`` against the ``truth``'s label words (an answer that names
-    neither word is "unknown", and wrong) and the confusion counts."""
-    predicted = [to_label_word(a) for a in answers]
-    if len(predicted) != len(truth):
-        raise ValueError(f"{len(predicted)} predictions for {len(truth)} answers.")
-    if not truth:
-        raise ValueError("No answers to score against.")
-    confusion = {t: {p: 0 for p in (*LABEL_WORDS, UNKNOWN)} for t in LABEL_WORDS}
-    for p, t in zip(predicted, truth, strict=True):
-        confusion[t][p] += 1
-    correct = sum(p == t for p, t in zip(predicted, truth, strict=True))
-    return AccuracyReport(correct / len(truth), confusion, sum(p == UNKNOWN for p in predicted))
+    return DatasetDict(train=train, test=test), dropped

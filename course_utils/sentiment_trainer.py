@@ -5,6 +5,14 @@ notebooks/01_t5_small_imdb_finetune.ipynb: edit them there, then rerun the comma
 """
 
 
+LABEL_WORDS = ("negative", "positive")  # IMDB's label 0 and label 1
+
+
+def add_label_words(splits):
+    """``splits`` (a Dataset or DatasetDict) with a ``label_text`` column: the answer word of each row's label."""
+    return splits.map(lambda batch: {"label_text": [LABEL_WORDS[label] for label in batch["label"]]}, batched=True)
+
+
 def tokenize_pairs(split, tokenizer, source_column: str, target_column: str, prefix: str, max_source_length: int,
                    max_target_length: int):
     """input_ids, attention_mask and labels for every row, cut at the maximum lengths but NOT padded:
@@ -43,6 +51,35 @@ def generate_answers(model, tokenizer, texts, prefix: str, max_source_length: in
     return generate_in_order(texts, batch_size, answer, progress)
 
 
+from typing import NamedTuple
+
+import pandas as pd
+
+
+def label_word(answer: str) -> str:
+    """The label word a generated answer names, or "unknown" (counted as wrong)."""
+    word = answer.strip().lower().rstrip(".!")
+    return word if word in LABEL_WORDS else "unknown"
+
+
+class Score(NamedTuple):
+    accuracy: float
+    unknown: int              # answers that are neither label word
+    confusion: pd.DataFrame   # rows: the true word; columns: the answer's word
+
+
+def score_answers(answers: list[str], truth: list[str]) -> Score:
+    """Accuracy of the generated ``answers`` against the ``truth``'s label words, and their confusion matrix."""
+    if len(answers) != len(truth) or not truth:
+        raise ValueError(f"{len(answers)} answers for {len(truth)} reviews: they must pair up, and be some.")
+    predicted = [label_word(a) for a in answers]
+    confusion = pd.crosstab(pd.Categorical(truth, categories=LABEL_WORDS),
+                            pd.Categorical(predicted, categories=(*LABEL_WORDS, "unknown")),
+                            rownames=["true"], colnames=["answer"], dropna=False)
+    correct = sum(p == t for p, t in zip(predicted, truth))
+    return Score(correct / len(truth), predicted.count("unknown"), confusion)
+
+
 from pathlib import Path
 
 from torch.utils.tensorboard import SummaryWriter
@@ -62,13 +99,8 @@ def training_arguments(config) -> Seq2SeqTrainingArguments:
         optim="adamw_torch",
         seed=config.seed, data_seed=config.seed,
         bf16=config.precision == "bf16", fp16=False,  # T5 overflows in fp16
-        # On a machine without CUDA, say so: else torchrun's processes size DeepSpeed's "auto" batches
-        # as if each were alone, and DeepSpeed rejects the config.
-        use_cpu=not torch.cuda.is_available(),
-        # Each process's loss is the mean over its own tokens, and DeepSpeed (or DDP) averages the
-        # gradients: the standard data-parallel recipe. With the default (True) and use_cpu, the Trainer
-        # multiplied each process's loss by the number of processes, and a 2-process run logged it doubled.
-        average_tokens_across_devices=False,
+        use_cpu=not torch.cuda.is_available(),  # no GPU: train on the CPU (README, "Multi-GPU": why say so)
+        average_tokens_across_devices=False,    # each process averages its own tokens' loss (README, "Multi-GPU")
         train_sampling_strategy="group_by_length" if config.group_by_length else "random",
         logging_steps=config.logging_steps,
         logging_first_step=True,  # the loss curve starts at step 1, and a run shorter than logging_steps has one

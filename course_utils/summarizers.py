@@ -1,4 +1,4 @@
-"""Lesson 03's summaries: T5 with beam search, GPT-2 with TL;DR:, and their repetition measure.
+"""Lesson 03's summaries: T5 with beam search, GPT-2 with TL;DR:, their repetition measure, and Lead-3.
 
 Written by `python -m course_utils.export` from the cells marked #@save in
 notebooks/03_cnn_dailymail_rouge.ipynb: edit them there, then rerun the command (tests/test_export.py checks it).
@@ -15,7 +15,6 @@ T5_PREFIX = "summarize: "
 # the original checkpoints, and a Hub tokenizer whose config omits model_max_length reports about
 # 1e30, so truncating "at the tokenizer's length" would not truncate at all.
 T5_MAX_SOURCE_LENGTH = 512
-TLDR = " TL;DR:"  # GPT-2 learned from Reddit posts that a summary follows this
 
 
 def summarize_t5(model, tokenizer, articles, max_new_tokens: int = 64, max_source_length: int = T5_MAX_SOURCE_LENGTH,
@@ -34,6 +33,9 @@ def summarize_t5(model, tokenizer, articles, max_new_tokens: int = 64, max_sourc
     return generate_in_order(articles, batch_size, summarize, progress, desc="t5 summaries")
 
 
+TLDR = " TL;DR:"  # GPT-2 learned from Reddit posts that a summary follows this
+
+
 def gpt2_prompt(tokenizer, article: str, max_new_tokens: int, context: int) -> list[int]:
     """Token ids of ``article + " TL;DR:"``, the article cut so prompt and summary fit ``context``."""
     tldr = tokenizer(TLDR).input_ids
@@ -48,17 +50,17 @@ def summarize_gpt2(model, tokenizer, articles, max_new_tokens: int = 64, batch_s
                    **generation) -> list[str]:
     """Greedy "TL;DR:" summaries, one sentence per line: the prompts padded on the left, the summary cut off
     by position."""
-    eos = tokenizer.eos_token_id  # GPT-2 has no padding token: end-of-text pads, and the mask hides it
+    tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token  # GPT-2 has none: end-of-text pads
     context = model.config.n_positions  # 1,024 for GPT-2
 
     def summarize(texts: list[str]) -> list[str]:
         prompts = [gpt2_prompt(tokenizer, text, max_new_tokens, context) for text in texts]
-        width = max(len(p) for p in prompts)
-        input_ids = torch.tensor([[eos] * (width - len(p)) + p for p in prompts], device=model.device)
-        attention_mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=model.device)
+        batch = tokenizer.pad({"input_ids": prompts}, padding=True, padding_side="left", return_tensors="pt")
+        batch = batch.to(model.device)  # input_ids and attention_mask: (batch, width), padding first
         with torch.no_grad():
-            output = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=max_new_tokens,
-                                    do_sample=False, num_beams=1, pad_token_id=eos, **generation)
+            output = model.generate(**batch, max_new_tokens=max_new_tokens, do_sample=False, num_beams=1,
+                                    pad_token_id=tokenizer.pad_token_id, **generation)
+        width = batch["input_ids"].shape[1]
         new_tokens = output[:, width:]  # (batch, width + new) -> the new tokens only
         return [newline_sentences(s.strip()) for s in tokenizer.batch_decode(new_tokens, skip_special_tokens=True)]
 
@@ -71,3 +73,29 @@ def repeated_ngram_share(text: str, n: int = 3) -> float:
     words = text.split()
     grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
     return 1 - len(set(grams)) / len(grams) if grams else 0.0
+
+
+import re
+
+# What precedes the story in CNN/DailyMail's articles, each piece at the start of the text:
+#   By . Daily Mail Reporter . PUBLISHED: . 14:11 EST, 25 October 2013 . | . UPDATED: . 15:20 EST, 25 October 2013 .
+#   Last updated at 7:17 PM on 15th November 2011 .      Scroll down for video .      LONDON, England (CNN) --
+BOILERPLATE = re.compile(
+    r"\s*(?:By \. [^.]{1,100}? \. "                       # By . Daily Mail Reporter .
+    r"|(?:PUBLISHED|UPDATED): \. [^.|]{1,60}? \. "         # PUBLISHED: . 14:11 EST, 25 October 2013 .
+    r"|\| \. "                                          # | .
+    r"|Last updated at [^.]{1,60}? \. "
+    r"|Scroll down for video \. "
+    r"|(?:[A-Z][\w.,'’ -]{0,60} )?\(CNN\)\s*(?:--\s*)?)")  # LONDON, England (CNN) --
+
+
+def strip_boilerplate(article: str) -> str:
+    """``article`` without the byline, timestamps and dateline that precede its first sentence."""
+    while match := BOILERPLATE.match(article):
+        article = article[match.end():]
+    return article
+
+
+def lead_3(article: str) -> str:
+    """The Lead-3 baseline: the first three sentences of the story, one per line."""
+    return newline_sentences(strip_boilerplate(article), count=3)

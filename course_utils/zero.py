@@ -20,6 +20,7 @@ from pathlib import Path
 from .configs import InputError
 from .hardware import FP16_REFUSAL
 from .paths import repo_root
+from .zero_memory import SETUPS, paper_bytes
 
 CONFIG_NAMES = ("zero1", "zero2", "zero3", "zero2_offload", "zero3_offload")
 OFFLOAD_DEVICES = ("none", "cpu", "nvme")
@@ -73,13 +74,18 @@ def check_deepspeed_config(config: dict, where: str, world_size: int, per_device
 
 def _stage_problems(zero: dict) -> list[str]:
     stage = zero.get("stage")
-    if stage not in (0, 1, 2, 3):
+    if isinstance(stage, str) and stage.strip() in ("0", "1", "2", "3"):
+        return [f"zero_optimization.stage is the string {stage!r}; write the number {stage.strip()}, without quotes."]
+    if isinstance(stage, bool) or stage not in (0, 1, 2, 3):
         return [f"zero_optimization.stage is {stage!r}; use 0, 1, 2 or 3."]
     return []
 
 
 def _offload_problems(zero: dict) -> list[str]:
     problems = []
+    stage = zero.get("stage", 0)
+    if isinstance(stage, bool) or not isinstance(stage, int):
+        stage = None  # _stage_problems names it; the offload rules below need a valid stage
     for key, minimum_stage in (("offload_optimizer", 1), ("offload_param", 3)):
         offload = zero.get(key)
         if offload is None:
@@ -90,7 +96,7 @@ def _offload_problems(zero: dict) -> list[str]:
         elif device == "nvme" and not offload.get("nvme_path"):
             problems.append(f"zero_optimization.{key} offloads to nvme but has no nvme_path; add the folder "
                             "of a fast local disk.")
-        if device not in (None, "none") and zero.get("stage", 0) < minimum_stage:
+        if device not in (None, "none") and stage is not None and stage < minimum_stage:
             problems.append(f"zero_optimization.{key} needs stage {minimum_stage} or higher, but stage is "
                             f"{zero.get('stage')}; raise the stage or remove {key}.")
     return problems
@@ -166,7 +172,6 @@ T5_SHAPES = {
     "t5-base": dict(d_model=768, d_ff=3072, num_heads=12, d_kv=64, num_layers=12),
     "t5-3b": dict(d_model=1024, d_ff=16384, num_heads=32, d_kv=128, num_layers=24),
 }
-MEMORY_SETUPS = ("stage 0", "stage 1", "stage 2", "stage 3", "stage 2 + offload", "stage 3 + offload")
 
 
 def model_sizes(model) -> tuple[int, int]:
@@ -184,21 +189,6 @@ def t5_sizes(name: str) -> tuple[int, int]:
     config = T5Config(vocab_size=32128, feed_forward_proj="relu", **T5_SHAPES[name])
     with torch.device("meta"):
         return model_sizes(T5ForConditionalGeneration(config))
-
-
-def paper_bytes(params: int, setup: str, gpus: int) -> float:
-    """Model states per GPU by the ZeRO paper's formulas (Rajbhandari et al., 2020, figure 1)."""
-    formulas = {
-        "stage 0": 16 * params,
-        "stage 1": 4 * params + 12 * params / gpus,      # optimizer states (12Ψ) partitioned
-        "stage 2": 2 * params + 14 * params / gpus,      # ... and the 16-bit gradients
-        "stage 3": 16 * params / gpus,                   # ... and the 16-bit weights
-        # ZeRO-Offload keeps the 16-bit weights on the GPU; gradients and optimizer go to the CPU.
-        "stage 2 + offload": 2 * params,
-        # ZeRO-Infinity: every model state lives on the CPU between uses.
-        "stage 3 + offload": 0.0,
-    }
-    return float(formulas[setup])
 
 
 def deepspeed_bytes(params: int, largest_layer: int, setup: str, gpus: int, gpus_per_node: int = 8) -> float | None:
@@ -237,5 +227,5 @@ def model_state_table(models: dict, gpus=(1, 8, 64)):
     rows = [{"model": name, "parameters": params, "setup": setup, "gpus": n,
              "paper_gib": gib(paper_bytes(params, setup, n)),
              "deepspeed_gib": gib(deepspeed_bytes(params, largest, setup, n))}
-            for name, (params, largest) in models.items() for setup in MEMORY_SETUPS for n in gpus]
+            for name, (params, largest) in models.items() for setup in SETUPS for n in gpus]
     return pd.DataFrame(rows)

@@ -46,6 +46,21 @@ def pytest_configure(config):
         spec.loader.exec_module(importlib.util.module_from_spec(spec))
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """A cell nbval ran must not show noise (tests/output_rules.py): the check runs on the smoke notebooks and the
+    labs' solutions as nbval executes them, so it costs no run of its own."""
+    result = yield
+    outputs = getattr(item, "test_outputs", None)  # nbval's cell items keep the cell's outputs
+    if outputs:
+        from output_rules import noise
+
+        problems = noise(outputs)
+        if problems:
+            raise AssertionError(f"{item.name} shows what a student should not read past: " + "; ".join(problems))
+    return result
+
+
 def pytest_sessionfinish(session, exitstatus):
     log = getattr(session.config, "_course_netguard_log", None)
     if log and log.exists() and log.read_text().strip():

@@ -25,7 +25,8 @@ from course_utils.configs import InputError
 from course_utils.finetune import FinetuneConfig, fitting_batch
 from course_utils.sentiment_trainer import save
 from course_utils.hardware import resolve_precision, tf32
-from course_utils.device_report import MATMUL_SIZE, compile_check, matmul_tflops
+from course_utils.device_report import compile_check
+from course_utils.machine import MATMUL_SIZE, matmul_tflops
 from course_utils.memory import choose_accumulation, peak_memory, reset_peak_memory, rows_that_fit
 from course_utils.paths import data_dir
 from course_utils.pretrain_config import PretrainConfig, resolve_accumulation
@@ -148,13 +149,13 @@ def test_out_of_memory_with_several_processes_says_what_to_set(monkeypatch):
     accelerator = SimpleNamespace(num_processes=2)
     optimizer = SimpleNamespace(zero_grad=lambda set_to_none: None)
 
-    def failing_step(*args):
+    def failing_step(micro_batch):
         raise torch.OutOfMemoryError("CUDA out of memory")
 
     run = PretrainRun(PretrainConfig(), echo=quiet)
     run.accelerator, run.micro_batch, run.result, run._first_step = accelerator, 8, PretrainResult(steps=1), 0
     with pytest.raises(RuntimeError, match="--gradient-accumulation-steps"):
-        run.retry_on_oom(failing_step, None, optimizer, {})
+        run.retry_on_oom(failing_step, optimizer)
 
 
 # 5. Seconds per step without the compile -----------------------------------------------------------

@@ -16,13 +16,18 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 # What a student must be able to read in each lesson's code cells (issue: "the lessons show their code").
 SHOWN = {
-    "01": ["text_target=", "Seq2SeqTrainingArguments(", "Seq2SeqTrainer(", ".generate(", "batch_decode("],
-    "02": ["deepspeed=ZERO_CONFIG", "json.dumps(configs[ZERO_CONFIG]"],
-    "03": ['T5_PREFIX = "summarize: "', "num_beams=num_beams", "output[:, width:]", "[eos] * (width - len(p)) + p",
-           "TL;DR:", "rouge.compute("],
-    "04": ["seq2seq_from_config(", "collator(example_rows", "build_optimizer(", "build_scheduler(", ".backward(",
-           "optimizer.step(", "scheduler.step(", "clip_grad_norm_(", "run.maybe_evaluate(", "run.stop_requested(",
-           "run.maybe_save_checkpoint("],
+    "01": ["text_target=", "Seq2SeqTrainingArguments(", "Seq2SeqTrainer(", ".generate(", "batch_decode(",
+           'LABEL_WORDS = ("negative", "positive")', "splits = add_label_words(splits)", 'else "unknown"',
+           "def score_answers("],
+    "02": ["deepspeed=ZERO_CONFIG", "json.dumps(configs[ZERO_CONFIG]", 'line.startswith(("launcher variables", "DeepSpeed"',
+           '"stage 2": 2 * psi + 14 * psi / n', '"stage 3": 16 * psi / n'],
+    "03": ['T5_PREFIX = "summarize: "', "num_beams=num_beams", 'padding_side="left"', "output[:, width:]",
+           "TL;DR:", "rouge.compute(", "def strip_boilerplate(", "newline_sentences(strip_boilerplate(article), count=3)"],
+    "04": ["seq2seq_from_config(", "collator(example_rows", "span_corruption.noise_mask(", "span_corruption.corrupt(",
+           "build_optimizer(", "build_scheduler(", "m / (v.sqrt() + eps)", "PretrainRun.plan(", ".backward(",
+           "optimizer.step(", "scheduler.step(", "clip_grad_norm_(",
+           "lambda micro_batch: train_step(run.accelerator, model, batch, micro_batch)", "run.maybe_evaluate(",
+           "run.stop_requested(", "run.maybe_save_checkpoint("],
 }
 
 

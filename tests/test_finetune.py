@@ -15,7 +15,7 @@ from course_utils.launch import cli_arguments, launch, launch_command
 from course_utils.models import load_model, load_tokenizer
 from course_utils.paths import data_dir
 from course_utils.profiles import get_profile
-from course_utils.sentiment_trainer import build_trainer, count_answer_tokens, generate_answers, save, tokenize_pairs
+from course_utils.sentiment_trainer import add_label_words, build_trainer, count_answer_tokens, generate_answers, save, tokenize_pairs
 
 SMALL = "standin:t5-small"
 
@@ -42,7 +42,7 @@ def short_run(tmp_path_factory):
                             output_dir=str(tmp_path_factory.mktemp("ft")), num_train_epochs=1,
                             per_device_batch_size=16, logging_steps=1, max_train_rows=48,
                             test_rows=16, attn_implementation="eager")
-    splits, _ = load_imdb(get_profile().imdb, config.max_train_rows, config.test_rows)
+    splits = add_label_words(load_imdb(get_profile().imdb, config.max_train_rows, config.test_rows)[0])
     tok = load_tokenizer(SMALL)
     train_set = tokenize_pairs(splits["train"], tok, "text", "label_text", config.task_prefix, 512, count_answer_tokens(tok))
     trainer = build_trainer(config, load_model(SMALL, attn_implementation="eager"), tok, train_set)

@@ -20,7 +20,7 @@ from course_utils.hardware import NoGPUError, resolve_precision, training_device
 from course_utils.models import (UNTIED_HEAD_NOTICE, load_model, load_tokenizer, publishes_tied_embeddings,
                                  seq2seq_from_config)
 from course_utils.offline import OFFLINE_VARIABLES, MissingAssetError
-from course_utils.memory import choose_accumulation, rows_that_fit
+from course_utils.memory import T5_BASE_PARAMETERS, choose_accumulation, rows_that_fit
 from course_utils.pretrain_config import PretrainConfig, resolve_accumulation
 from course_utils.pretrain_data import iter_texts
 from course_utils.configs import DataSource
@@ -281,6 +281,8 @@ def test_t5_v1_1_base_is_built_with_its_untied_output_layer(tmp_path):
         model = seq2seq_from_config(str(folder), device="meta")
     assert model.lm_head.weight is not model.shared.weight
     assert model.num_parameters() == PUBLISHED_PARAMETERS["google/t5-v1_1-base"] == 247_577_856
+    # The course's memory rule (lab 00L, memory.rows_that_fit) is measured on this model, the one lesson 04 trains.
+    assert model.num_parameters() == T5_BASE_PARAMETERS
 
 
 def test_the_original_t5_stays_tied(tmp_path):

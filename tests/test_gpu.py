@@ -21,7 +21,7 @@ from course_utils.paths import data_dir
 from course_utils.pretrain_config import PretrainConfig
 from course_utils.pretrain import pretrain
 from course_utils.profiles import get_profile
-from course_utils.sentiment_trainer import tokenize_pairs
+from course_utils.sentiment_trainer import add_label_words, tokenize_pairs
 from course_utils.generation import generate_in_order
 
 pytestmark = [pytest.mark.gpu,
@@ -39,7 +39,7 @@ def test_a_bf16_fine_tuning_step_trains_on_the_gpu(tmp_path):
     config = FinetuneConfig(model_name=SMALL, data_path=str(data_dir() / "imdb"), output_dir=str(tmp_path),
                             num_train_epochs=1, per_device_batch_size=8, max_train_rows=32, logging_steps=1,
                             precision="bf16")
-    splits, _ = load_imdb(get_profile().imdb, config.max_train_rows, 8)
+    splits = add_label_words(load_imdb(get_profile().imdb, config.max_train_rows, 8)[0])
     tok = load_tokenizer(SMALL)
     train_set = tokenize_pairs(splits["train"], tok, "text", "label_text", config.task_prefix, 512, count_answer_tokens(tok))
     model = load_model(SMALL)

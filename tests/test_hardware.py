@@ -1,10 +1,11 @@
-"""The hardware report behind notebook 00."""
+"""The machine report behind notebook 00."""
 
 import pytest
 import torch
 
 from course_utils.hardware import NoGPUError, require_gpu
-from course_utils.device_report import deepspeed_ops, describe_device, library_versions, matmul_tflops
+from course_utils.device_report import library_versions
+from course_utils.machine import captured_output, deepspeed_ops, describe_device, matmul_tflops
 
 
 def test_describe_device_matches_torch():
@@ -38,39 +39,20 @@ def test_matmul_throughput_is_the_products_flops_over_the_measured_time(monkeypa
     assert matmul_tflops("cpu", "float32", size=128, min_seconds=0.5) == 10 * 2 * 128 ** 3 / 0.5 / 1e12
 
 
-def test_deepspeed_reports_its_cpu_ops():
-    ops = deepspeed_ops()
+def test_deepspeed_reports_its_cpu_ops_and_names_the_libraries_the_probe_missed():
+    ops, missing = deepspeed_ops()
     assert "cpu_adam" in ops and all(isinstance(v, bool) for v in ops.values())
+    assert all(isinstance(name, str) and name.isidentifier() for name in missing)
+    if not ops.get("async_io", True):  # no libaio on this machine: the probe's linker error becomes its name
+        assert "aio" in missing
 
 
-def test_library_notices_without_meaning_for_a_student_are_dropped_and_others_kept(monkeypatch, caplog):
-    import logging
+def test_captured_output_takes_what_a_child_process_writes_to_the_file_descriptors(capfd):
+    import subprocess
+    import sys
 
-    from course_utils.quiet import QUIET, quiet_library_notices
-
-    monkeypatch.setenv("DS_ACCELERATOR", "restored after the test")  # records the variable's state first
-    monkeypatch.delenv("DS_ACCELERATOR")
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert quiet_library_notices() == {"DS_ACCELERATOR": "cpu"}  # DeepSpeed then skips "Setting accelerator to CPU"
-    assert quiet_library_notices() == {}                         # set once; a second call adds nothing
-    caplog.set_level(logging.WARNING)
-    for name, fragments in QUIET.items():
-        logging.getLogger(name).warning(f"{fragments[0]} {{'decoder.embed_tokens.weight'}} while saving")
-        logging.getLogger(name).warning("a notice that matters")
-    assert [r.getMessage() for r in caplog.records] == ["a notice that matters"] * len(QUIET)
-    assert all(len(logging.getLogger(name).filters) == 1 for name in QUIET)  # no filter added twice
-
-
-def test_messages_are_dropped_only_inside_the_block(caplog):
-    import logging
-
-    from course_utils.quiet import messages_dropped
-
-    caplog.set_level(logging.WARNING)
-    logger = logging.getLogger("course_test.notices")
-    with messages_dropped("course_test.notices", "both are present"):
-        logger.warning("weights: but both are present in the checkpoints")
-        logger.warning("kept inside")
-    logger.warning("but both are present, after the block")
-    assert [r.getMessage() for r in caplog.records] == ["kept inside", "but both are present, after the block"]
-    assert logger.filters == []
+    caught = []
+    with captured_output(caught):
+        subprocess.run([sys.executable, "-c", "import sys; print('to stdout'); print('to stderr', file=sys.stderr)"])
+    assert "to stdout" in caught[0] and "to stderr" in caught[0]
+    assert "to std" not in "".join(capfd.readouterr())  # nothing reached the real descriptors

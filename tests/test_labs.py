@@ -135,19 +135,20 @@ def test_every_check_is_called_in_its_lab_and_every_lab_asks_three_to_five_quest
 # --------------------------------------------------------------------------- known-wrong answers
 
 
-def only_this_raises(target: str, calls: dict) -> str:
-    """Run every check of a lab; assert that ``target`` alone raises CheckFailed; return its message."""
+def only_these_raise(targets: tuple[str, ...], calls: dict) -> str:
+    """Run every check of a lab; assert that the ``targets`` alone raise CheckFailed; return their messages."""
     raised = {}
     for name, call in calls.items():
         try:
             call()
         except CheckFailed as err:
             raised[name] = str(err)
-    assert list(raised) == [target], raised
-    message = raised[target]
-    assert message.startswith(f"{target}: expected ") and ", got " in message and "Hint: " in message
-    assert "\n" not in message  # one line
-    return message
+    assert list(raised) == list(targets), raised
+    for target in targets:
+        message = raised[target]
+        assert message.startswith(f"{target}: expected ") and ", got " in message and "Hint: " in message
+        assert "\n" not in message  # one line
+    return " | ".join(raised[target] for target in targets)
 
 
 def lab_calls(lab: str, answers: dict) -> dict:
@@ -172,7 +173,7 @@ def lab_calls(lab: str, answers: dict) -> dict:
                 "prompt_masked": lambda: check.prompt_masked(a["tokenize_example"], a["tokenizer"]),
                 "eos_learned": lambda: check.eos_learned(a["tokenize_example"], a["collate"], a["tokenizer"]),
                 "padding_masked": lambda: check.padding_masked(a["collate"], a["tokenizer"]),
-                "loss_falls": lambda: check.loss_falls(a["log_history"], 0.2),
+                "loss_falls": lambda: check.loss_falls(a["trainer"], a["profile"]),
                 "responses": lambda: check.responses(a["respond"], a["model"], a["tokenizer"]),
                 "lora_parameters": lambda: check.lora_parameters(a["lora_model"])},
     }
@@ -184,10 +185,19 @@ def solved():
     """Each lab's right answers: its solution's cells run here (lab 01L up to its training, plus a LoRA model)."""
     answers = {lab: solution_namespace(lab) for lab in ("00L", "02L", "03L", "04L")}
     instruct = solution_namespace("01L", stop_at="import time")
-    instruct["log_history"] = [{"step": 1, "loss": 8.0}, {"step": 10, "loss": 5.0}, {"step": 20, "loss": 3.1}]
+    instruct["trainer"] = finished_trainer([(1, 8.0), (10, 5.0), (20, 3.1)])
     instruct["lora_model"] = lora_model(instruct)
     answers["01L"] = instruct
     return answers
+
+
+def finished_trainer(losses: list[tuple[int, float]], logging_steps: int = 10, steps: int = 20, other=()):
+    """What check.loss_falls reads of a Trainer after a run of ``steps`` steps that logged ``losses`` (step, loss)."""
+    from types import SimpleNamespace
+
+    history = [{"step": step, "loss": loss} for step, loss in losses] + list(other)
+    state = SimpleNamespace(log_history=history, logging_steps=logging_steps, global_step=steps, max_steps=steps)
+    return SimpleNamespace(state=state, args=SimpleNamespace(logging_first_step=True))
 
 
 def lora_model(namespace, rank=None, targets=None):
@@ -351,6 +361,49 @@ def wrong_answers(ok: dict) -> list[tuple[str, str, str, object]]:
             p.requires_grad = True
         return model
 
+    def words_by_regex(text):  # Python's \w keeps é and _, rouge-score's [a-z0-9] does not
+        return [rouge["stemmer"].stem(w) if len(w) > 3 else w for w in re.findall(r"\w+", text.lower())]
+
+    def bigrams_unclipped(prediction, reference, n):
+        return unclipped(prediction, reference, n) if n == 2 else rouge["rouge_n"](prediction, reference, n)
+
+    def fits_in_gb(p, n, g, a):  # bytes / 1e9 where the card's size is in GiB
+        return next((s for s in zero["SPEED_ORDER"] if paper(p, s, n) / 1e9 + a <= g), None)
+
+    def eps_inside_the_root(weight, grad, state, lr, weight_decay, betas=(0.9, 0.999), eps=1e-6):
+        if not state:
+            state.update(step=0, m=torch.zeros_like(weight), v=torch.zeros_like(weight))
+        state["step"] += 1
+        state["m"] = betas[0] * state["m"] + (1 - betas[0]) * grad
+        state["v"] = betas[1] * state["v"] + (1 - betas[1]) * grad * grad
+        step_size = lr * math.sqrt(1 - betas[1] ** state["step"]) / (1 - betas[0] ** state["step"])
+        scale = max(1e-3, (weight.norm() / math.sqrt(weight.numel())).item())
+        weight = weight - step_size * scale * state["m"] / (state["v"] + eps).sqrt()
+        return weight - lr * weight_decay * weight
+
+    def eps_after_the_correction(weight, grad, state, lr, weight_decay, betas=(0.9, 0.999), eps=1e-6):
+        if not state:  # torch.optim.AdamW's place for eps: sqrt(v / (1 - beta2^t)) + eps
+            state.update(step=0, m=torch.zeros_like(weight), v=torch.zeros_like(weight))
+        state["step"] += 1
+        state["m"] = betas[0] * state["m"] + (1 - betas[0]) * grad
+        state["v"] = betas[1] * state["v"] + (1 - betas[1]) * grad * grad
+        correction = math.sqrt(1 - betas[1] ** state["step"])
+        scale = max(1e-3, (weight.norm() / math.sqrt(weight.numel())).item())
+        step = lr / (1 - betas[0] ** state["step"]) * scale * state["m"] / (state["v"].sqrt() / correction + eps)
+        weight = weight - step
+        return weight - lr * weight_decay * weight
+
+    def one_sentinel_per_noise_token(row, mask, first_sentinel, eos):
+        sentinels = first_sentinel - np.arange(int(mask.sum()))
+        inputs = row.copy()
+        inputs[mask] = sentinels
+        targets = np.stack([sentinels, row[mask]], axis=1).reshape(-1)
+        return np.append(inputs, eos), np.append(targets, eos)
+
+    def targets_without_sentinels(row, mask, first_sentinel, eos):
+        inputs, targets = nano["corrupt"](row, mask, first_sentinel, eos)
+        return inputs, np.array([t for t in targets if not first_sentinel - 100 < t <= first_sentinel])
+
     row_with_response = "### Response:\n"
     return [
         ("00L", "parameter_count", "the relative position biases forgotten", {"t5_parameters": no_position_biases}),
@@ -376,6 +429,10 @@ def wrong_answers(ok: dict) -> list[tuple[str, str, str, object]]:
          {"zero3_offload": {**with_zero(), "train_batch_size": 16}}),
         ("02L", "model_state_bytes", "offloaded states counted on the GPU", {"model_state_bytes": offload_on_gpu}),
         ("02L", "model_state_bytes", "stage 1 partitioning the gradients too", {"model_state_bytes": stage1_splits_gradients}),
+        ("02L", "zero3_offload_config", "the stage written as a string", {"zero3_offload": with_zero(stage="3")}),
+        ("02L", "cheapest_setup", "the states in GB, the card in GiB", {"cheapest_setup": fits_in_gb}),
+        ("02L", "cheapest_setup", "never None: the last setup when none fits",
+         {"cheapest_setup": lambda p, n, g, a: zero["cheapest_setup"](p, n, g, a) or "stage 3 + offload"}),
         ("02L", "cheapest_setup", "the activations forgotten",
          {"cheapest_setup": lambda p, n, g, a: zero["cheapest_setup"](p, n, g, 0.0)}),
         ("02L", "cheapest_setup", "the last setup that fits, not the first",
@@ -383,6 +440,10 @@ def wrong_answers(ok: dict) -> list[tuple[str, str, str, object]]:
                                                      if paper(p, s, n) / 2**30 + a <= g), None)}),
         ("03L", "rouge_tokens", "stemming off", {"tokens": no_stemming}),
         ("03L", "rouge_tokens", "the text not lowercased", {"tokens": not_lowercased}),
+        ("03L", "rouge_tokens", "\\w+ tokens (é and _ kept)", {"tokens": words_by_regex}),
+        ("03L", "rouge_n", "ROUGE-2 not clipped while ROUGE-1 is", {"rouge_n": bigrams_unclipped}),
+        ("03L", "lead_3", "the byline and dateline kept",
+         {"lead_3": lambda a: "\n".join(rouge["split_sentences"](a)[:3])}),
         ("03L", "rouge_n", "n-gram counts not clipped", {"rouge_n": unclipped}),
         ("03L", "rouge_n", "a set of n-grams instead of counts", {"rouge_n": set_overlap}),
         ("03L", "rouge_l", "ROUGE-L as a bag of words", {"rouge_l": bag_of_words}),
@@ -393,6 +454,11 @@ def wrong_answers(ok: dict) -> list[tuple[str, str, str, object]]:
         ("04L", "noise_mask", "the clean lengths drawn first", {"noise_mask": clean_lengths_first}),
         ("04L", "sentinels", "sentinels counting up", {"corrupt": sentinels_counting_up}),
         ("04L", "sentinels", "no EOS", {"corrupt": no_eos}),
+        ("04L", "sentinels", "one sentinel per noise token", {"corrupt": one_sentinel_per_noise_token}),
+        ("04L", "sentinels", "targets without sentinels", {"corrupt": targets_without_sentinels}),
+        ("04L", "adamw_rms_step", "eps inside the square root", {"adamw_rms_step": eps_inside_the_root}),
+        ("04L", "adamw_rms_step", "eps after the bias correction (a step off by about 3e-6)",
+         {"adamw_rms_step": eps_after_the_correction}),
         ("04L", "cosine_schedule", "warm-up starting at zero", {"cosine_lr": warmup_from_zero}),
         ("04L", "cosine_schedule", "the cosine ending at zero, not at the final rate", {"cosine_lr": cosine_to_zero}),
         ("04L", "adamw_rms_step", "no RMS scaling", {"adamw_rms_step": without_rms}),
@@ -406,14 +472,17 @@ def wrong_answers(ok: dict) -> list[tuple[str, str, str, object]]:
         ("01L", "prompt_masked", "labels shifted by one", {"tokenize_example": shifted_labels}),
         ("01L", "eos_learned", "EOS masked in the labels", {"tokenize_example": eos_masked}),
         ("01L", "eos_learned", "no EOS appended", {"tokenize_example": eos_dropped}),
-        ("01L", "eos_learned", "padding masked by id, which masks EOS too", {"collate": masked_by_id}),
+        ("01L", ("eos_learned", "padding_masked"), "padding masked by id, which masks EOS too", {"collate": masked_by_id}),
         ("01L", "padding_masked", "labels padded with the pad id", {"collate": labels_padded_with_pad_id}),
         ("01L", "padding_masked", "attention on the padding", {"collate": padding_attended}),
         ("01L", "loss_falls", "a flat loss (learning rate 0)",
-         {"log_history": [{"step": 1, "loss": 8.0}, {"step": 10, "loss": 8.0}, {"step": 20, "loss": 7.9}]}),
-        ("01L", "loss_falls", "no loss logged (logging_steps past the run)", {"log_history": [{"train_runtime": 3.0}]}),
-        ("01L", "loss_falls", "a diverging loss",
-         {"log_history": [{"step": 1, "loss": 8.0}, {"step": 10, "loss": 9.5}, {"step": 20, "loss": float("nan")}]}),
+         {"trainer": finished_trainer([(1, 8.0), (10, 8.0), (20, 7.9)])}),
+        ("01L", "loss_falls", "no loss logged (logging_steps past the run)",
+         {"trainer": finished_trainer([], logging_steps=500, other=[{"train_runtime": 3.0}])}),
+        ("01L", "loss_falls", "a diverging loss", {"trainer": finished_trainer([(1, 8.0), (10, 9.5), (20, float("nan"))])}),
+        ("01L", "loss_falls", "a history typed in, not the Trainer's", {"trainer": finished_trainer([(1, 8.0), (2, 1.0)])}),
+        ("01L", "loss_falls", "the log history passed instead of the Trainer",
+         {"trainer": finished_trainer([(1, 8.0), (10, 5.0), (20, 3.1)]).state.log_history}),
         ("01L", "responses", "padding on the right", {"respond": right_padded}),
         ("01L", "responses", "the prompt kept in the response", {"respond": prompt_kept}),
         ("01L", "lora_parameters", "rank 16", {"lora_model": lora_model(ins, rank=16)}),
@@ -430,11 +499,12 @@ def mistakes(solved):
 
 def test_every_check_catches_at_least_two_known_wrong_answers(solved, mistakes):
     caught = Counter()
-    for lab, target, mistake, replacement in mistakes:
+    for lab, targets, mistake, replacement in mistakes:
+        targets = (targets,) if isinstance(targets, str) else targets
         answers = {**solved[lab], **replacement}
-        message = only_this_raises(target, lab_calls(lab, answers))
-        caught[target] += 1
-        print(f"{lab} {target} catches {mistake}: {message}")
+        message = only_these_raise(targets, lab_calls(lab, answers))
+        caught.update(targets)
+        print(f"{lab} {' and '.join(targets)} catch {mistake}: {message}")
     for checks in check.CHECKS.values():
         for function in checks:
             assert caught[function.__name__] >= 2, function.__name__
@@ -463,7 +533,7 @@ def test_every_wrong_option_raises_with_its_explanation_and_the_right_one_prints
                         question(lab, number, letter)
             with pytest.raises(CheckFailed, match="no answer yet"):
                 question(lab, number, ...)
-            with pytest.raises(CheckFailed, match="answer with the option's letter"):
+            with pytest.raises(CheckFailed, match="answer with one option's letter"):
                 question(lab, number, "z")
 
 
@@ -482,3 +552,60 @@ def test_nbval_collects_the_solutions_and_leaves_the_student_copies_to_this_modu
     notebooks = {line.split("::")[0] for line in listed.splitlines() if ".ipynb::" in line}
     assert {f"notebooks/labs/solutions/{p.name}" for p in SOLUTIONS.values()} <= notebooks
     assert not [n for n in notebooks if n.startswith("notebooks/labs/") and "/solutions/" not in n], notebooks
+
+
+def test_a_question_takes_exactly_one_letter_and_a_malformed_answer_gives_nothing_away(capsys):
+    q = QUESTIONS["03L"][0]
+    right, wrong = q.right, next(letter for letter in q.letters() if letter != q.right)
+    for form in (right.upper(), f" ({right}) ", f"({right.upper()})", f"{right} "):
+        question("03L", 1, form)
+        assert "✔ question 1" in capsys.readouterr().out
+    with pytest.raises(CheckFailed, match=re.escape(q.options[q.letters().index(wrong)][1])):
+        question("03L", 1, wrong.upper())
+    explanations = [why for _, why in q.options]
+    for malformed in ("", "ab", "a b", f"({right}", "((a))", 1, "1", "abcd", None, ["a"]):
+        with pytest.raises(CheckFailed) as raised:
+            question("03L", 1, malformed)
+        message = str(raised.value)
+        assert not any(why in message for why in explanations), (malformed, message)
+        assert "Right" not in message and f"({right})" not in message, (malformed, message)
+
+
+def test_right_answers_in_other_forms_pass(solved):
+    fits, rouge, nano, ins = solved["00L"], solved["03L"], solved["04L"], solved["01L"]
+    # 00L: a whole number of rows, as numpy's int64 or as a float
+    check.rows_that_fit(lambda *a: np.int64(fits["rows_that_fit"](*a)))
+    check.rows_that_fit(lambda *a: float(fits["rows_that_fit"](*a)))
+    with pytest.raises(CheckFailed):
+        check.rows_that_fit(lambda *a: fits["rows_that_fit"](*a) + 0.5)  # not a whole number of rows
+    # 03L: whitespace rougeLsum ignores: a trailing newline, spaces around the lines
+    check.lead_3(lambda article: rouge["lead_3"](article) + "\n")
+    check.lead_3(lambda article: "\n".join(f" {line} " for line in rouge["lead_3"](article).split("\n")))
+    # 04L: the schedule computed in float32
+    check.cosine_schedule(lambda *a: float(np.float32(nano["cosine_lr"](*a))))
+    # 01L: the margin is the check's, set by the profile; the student has no say
+    import inspect
+
+    assert list(inspect.signature(check.loss_falls).parameters) == ["trainer", "profile"]
+    quick = ins["profile"].__class__  # a quick run's lab asks only that the loss does not rise (margin 0)
+    from course_utils.profiles import get_profile
+
+    check.loss_falls(finished_trainer([(1, 8.0), (10, 7.9), (20, 7.8)]), get_profile("smoke", quick=True))
+    assert quick is type(get_profile("smoke"))
+
+
+def test_the_hints_point_at_the_mistake(solved, mistakes):
+    def message(lab, target, mistake):
+        _, _, _, replacement = next(m for m in mistakes if m[0] == lab and m[2] == mistake)
+        with pytest.raises(CheckFailed) as raised:
+            lab_calls(lab, {**solved[lab], **replacement})[target]()
+        return str(raised.value)
+
+    assert "your step puts eps inside the square root" in message("04L", "adamw_rms_step", "eps inside the square root")
+    assert "eps after the bias correction" in message("04L", "adamw_rms_step",
+                                                      "eps after the bias correction (a step off by about 3e-6)")
+    assert "string" in message("02L", "zero3_offload_config", "the stage written as a string")
+    for mistake in ("one sentinel per noise token", "targets without sentinels"):
+        said = message("04L", "sentinels", mistake)
+        assert "first difference at index" in said or "of length" in said, said  # where they differ, not a list
+    assert "bytes / 2**30" in message("02L", "cheapest_setup", "the states in GB, the card in GiB")

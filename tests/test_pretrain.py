@@ -230,11 +230,12 @@ def test_a_stopped_run_is_not_a_finished_one(tmp_path):
 
 @pytest.mark.slow
 def test_the_optimizer_race_differs_only_in_the_scaling(tmp_path):
-    from course_utils.pretrain import RACE, optimizer_race
+    from course_utils.pretrain import pretrain
+    from course_utils.pretrain_race import RACE, optimizer_race
 
     config = PretrainConfig(**{**TINY, "total_steps": 6, "warmup_steps": 2, "eval_every": 2},
                             output_dir=str(tmp_path / "lesson"))
-    race = optimizer_race(config, steps=100, output_dir=str(tmp_path / "race"), echo=lambda _: None)
+    race = optimizer_race(pretrain, config, steps=100, output_dir=str(tmp_path / "race"), echo=lambda _: None)
     assert list(race) == list(RACE) == ["AdamW + RMS scaling", "plain AdamW"]
     scaled, plain = race.values()
     assert scaled.steps == plain.steps == 6  # never longer than the lesson's own run
@@ -250,10 +251,11 @@ def test_the_optimizer_race_differs_only_in_the_scaling(tmp_path):
 def test_two_runs_in_one_process_under_a_launcher(tmp_path):
     # Under a launcher's variables Accelerate initializes a process group that outlives one run;
     # the second run of pretrain_variants must find it still there (end_training would destroy it).
-    script = (f"from course_utils.pretrain import optimizer_race\n"
+    script = (f"from course_utils.pretrain import pretrain\n"
+              f"from course_utils.pretrain_race import optimizer_race\n"
               f"from course_utils.pretrain_config import PretrainConfig\n"
               f"config = PretrainConfig(**{TINY!r}, output_dir={str(tmp_path / 'lesson')!r})\n"
-              f"race = optimizer_race(config, 4, {str(tmp_path / 'race')!r}, echo=lambda _: None)\n"
+              f"race = optimizer_race(pretrain, config, 4, {str(tmp_path / 'race')!r}, echo=lambda _: None)\n"
               f"print(sorted(race), [run.steps for run in race.values()])\n")
     launched = dict(os.environ, RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
                     MASTER_PORT=str(29600 + os.getpid() % 1000))
@@ -262,12 +264,8 @@ def test_two_runs_in_one_process_under_a_launcher(tmp_path):
     assert done.stdout.strip().splitlines()[-1] == "['AdamW + RMS scaling', 'plain AdamW'] [4, 4]"
 
 
-@pytest.mark.slow
-def test_the_race_evaluates_on_at_most_ten_batches(monkeypatch):
-    from course_utils import pretrain as module
+def test_the_race_evaluates_on_at_most_ten_batches():
+    from course_utils.pretrain_race import RACE_EVAL_BATCHES, race_config
 
-    seen = {}
-    monkeypatch.setattr(module, "pretrain_variants", lambda config, variants, echo: seen.setdefault("config", config))
-    module.optimizer_race(PretrainConfig(eval_batches=100), steps=500, output_dir="race")
-    assert (seen["config"].eval_batches, seen["config"].total_steps, seen["config"].warmup_steps,
-            seen["config"].eval_every) == (module.RACE_EVAL_BATCHES, 500, 50, 83)
+    short = race_config(PretrainConfig(eval_batches=100), steps=500, output_dir="race")
+    assert (short.eval_batches, short.total_steps, short.warmup_steps, short.eval_every) == (RACE_EVAL_BATCHES, 500, 50, 83)

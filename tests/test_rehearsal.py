@@ -59,6 +59,19 @@ def test_prefetch_filled_the_cache_through_huggingface_hub(rehearsal):
     assert json.loads((pythia / "config.json").read_text())["torch_dtype"] == "float16"  # as published
 
 
+def test_the_executed_notebooks_show_no_noise(rehearsal):
+    from output_rules import noise
+
+    _, work, _ = rehearsal
+    found = {}
+    for path in sorted((work / "outputs").glob("*.ipynb")):
+        cells = json.loads(path.read_text())["cells"]
+        problems = [p for cell in cells if cell["cell_type"] == "code" for p in noise(cell.get("outputs", []))]
+        if problems:
+            found[path.name] = problems
+    assert not found, found
+
+
 def test_every_notebook_ran_offline_at_full_size(rehearsal):
     _, work, _ = rehearsal
     report = (work / "outputs" / "report.md").read_text()

@@ -4,8 +4,10 @@ import pytest
 from datasets import ClassLabel, Dataset, DatasetDict, Features, Value
 
 from course_utils.models import load_tokenizer
-from course_utils.sentiment import LABEL_WORDS, UNKNOWN, accuracy_report, check_imdb_split, prepare_imdb, to_label_word
-from course_utils.sentiment_trainer import tokenize_pairs
+from course_utils.sentiment import check_imdb_split, prepare_imdb
+from course_utils.sentiment_trainer import LABEL_WORDS, add_label_words, label_word, score_answers, tokenize_pairs
+
+UNKNOWN = "unknown"
 
 
 def imdb(train_rows, test_rows=None, unsupervised=3):
@@ -22,10 +24,12 @@ def imdb(train_rows, test_rows=None, unsupervised=3):
 GOOD = [("a superb film", 1), ("a dull film", 0), ("not bad at all", 1), ("awful", 0)]
 
 
-def test_prepare_adds_label_words_and_counts_what_it_leaves_out():
+def test_prepare_counts_what_it_leaves_out_and_the_words_follow_the_labels():
     splits, dropped = prepare_imdb(imdb(GOOD), max_train_rows=3, seed=0)
     assert list(splits) == ["train", "test"] and len(splits["train"]) == 3
-    assert all(LABEL_WORDS[r["label"]] == r["label_text"] for r in splits["train"])
+    worded = add_label_words(splits)  # notebook 01's cell: 0 -> negative, 1 -> positive
+    assert [r["label_text"] for r in worded["train"]] == [LABEL_WORDS[r["label"]] for r in splits["train"]]
+    assert LABEL_WORDS == ("negative", "positive")
     assert dropped == {"unsupervised split (label -1, no answer)": 3,
                        "train rows beyond max_train_rows": 1, "test rows beyond test_rows": 0}
 
@@ -57,7 +61,7 @@ def test_missing_column_or_split_is_named():
 
 def test_tokenizing_truncates_but_does_not_pad():
     tok = load_tokenizer("standin:t5-small")
-    splits, _ = prepare_imdb(imdb(GOOD + [("word " * 600, 1)]))
+    splits = add_label_words(prepare_imdb(imdb(GOOD + [("word " * 600, 1)]))[0])
     tokenized = tokenize_pairs(splits["train"], tok, "text", "label_text", "sst2 sentence: ", 64, 8)
     lengths = [len(r["input_ids"]) for r in tokenized]
     assert len(set(lengths)) > 1 and max(lengths) == 64          # truncated, not padded
@@ -68,16 +72,14 @@ def test_tokenizing_truncates_but_does_not_pad():
 @pytest.mark.parametrize("answer, word", [("positive", "positive"), (" Negative.", "negative"),
                                           ("positively", UNKNOWN), ("", UNKNOWN), ("neutral", UNKNOWN)])
 def test_answers_map_to_label_words_or_unknown(answer, word):
-    assert to_label_word(answer) == word
+    assert label_word(answer) == word
 
 
 def test_accuracy_counts_unknown_as_wrong_and_fills_the_confusion_matrix():
-    report = accuracy_report(["positive", "unknown", "negative", "positive"],
-                             ["positive", "positive", "negative", "negative"])
-    assert report.accuracy == 0.5 and report.unknown == 1
-    assert report.confusion == {"negative": {"negative": 1, "positive": 1, "unknown": 0},
-                                "positive": {"negative": 0, "positive": 1, "unknown": 1}}
-    frame = report.confusion_frame()
-    assert list(frame.columns) == ["negative", "positive", "unknown"] and frame.loc["positive", "unknown"] == 1
-    with pytest.raises(ValueError, match="2 predictions for 1 answers"):
-        accuracy_report(["positive", "negative"], ["positive"])
+    score = score_answers(["Positive.", "meh", "negative", "positive"], ["positive", "positive", "negative", "negative"])
+    assert score.accuracy == 0.5 and score.unknown == 1
+    assert score.confusion.to_dict(orient="index") == {"negative": {"negative": 1, "positive": 1, "unknown": 0},
+                                                       "positive": {"negative": 0, "positive": 1, "unknown": 1}}
+    assert list(score.confusion.columns) == ["negative", "positive", "unknown"]
+    with pytest.raises(ValueError, match="2 answers for 1 reviews"):
+        score_answers(["positive", "negative"], ["positive"])

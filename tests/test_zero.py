@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from course_utils.zero import (CONFIG_NAMES, LAUNCHER_VARIABLES, MEMORY_SETUPS, DeepSpeedConfigError,
+from course_utils.zero import (CONFIG_NAMES, LAUNCHER_VARIABLES, SETUPS, DeepSpeedConfigError,
                                check_deepspeed_config, deepspeed_bytes, deepspeed_config_path, launcher_environment,
                                load_deepspeed_config, model_state_table, paper_bytes, t5_sizes)
 
@@ -139,7 +139,7 @@ def test_t5_sizes_match_the_published_parameter_counts():
 
 def test_model_state_table_covers_every_setup_and_gpu_count():
     table = model_state_table({"toy": (1_000_000, 100_000)}, gpus=(1, 8, 64))
-    assert len(table) == len(MEMORY_SETUPS) * 3
+    assert len(table) == len(SETUPS) * 3
     stage2 = table[(table.setup == "stage 2") & (table.gpus == 8)].iloc[0]
     assert stage2.paper_gib == pytest.approx((2e6 + 14e6 / 8) / 2**30)
     assert table[table.setup.isin(["stage 0", "stage 1"])].deepspeed_gib.isna().all()

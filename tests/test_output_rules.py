@@ -1,0 +1,35 @@
+"""The rules conftest.py applies to every cell nbval runs: each kind of noise is caught, a clean cell passes."""
+
+from output_rules import bar_description, noise
+
+
+def bar(text: str) -> dict:
+    return {"output_type": "display_data",
+            "data": {"text/plain": text, "application/vnd.jupyter.widget-view+json": {"model_id": "x"}}}
+
+
+def test_a_bookkeeping_bar_is_noise_and_a_generation_bar_is_not():
+    casting, generating = bar("Casting the dataset:   0%|          | 0/2000 [00:00<?, ? examples/s]"), \
+        bar("generate:   0%|          | 0/8 [00:00<?, ?it/s]")
+    assert (bar_description(casting), bar_description(generating)) == ("Casting the dataset", "generate")
+    assert noise([casting]) == ["a progress bar of the libraries' own bookkeeping: 'Casting the dataset'"]
+    assert noise([generating, bar("t5 summaries:  50%|#####     | 1/2")]) == []
+    assert noise([bar("Loading weights:   0%|          | 0/47")]) and noise([bar("Writing model shards: 100%|")])
+
+
+def test_a_linker_error_is_noise():
+    text = "/usr/bin/ld: cannot find -laio: No such file or directory\ncollect2: error: ld returned 1 exit status\n"
+    assert len(noise([{"output_type": "stream", "name": "stderr", "text": text}])) == 2
+
+
+def test_a_command_of_twenty_flags_is_noise_and_one_of_ten_is_not():
+    def command(flags: int) -> dict:
+        return {"output_type": "stream", "name": "stdout",
+                "text": "deepspeed --num_gpus 8 " + " ".join(f"--flag-{i} {i}" for i in range(flags - 1)) + "\n"}
+
+    assert noise([command(20)]) and noise([command(10)]) == []
+
+
+def test_a_clean_cell_passes():
+    assert noise([{"output_type": "stream", "name": "stdout", "text": "accuracy 0.850\n"},
+                  {"output_type": "execute_result", "data": {"text/plain": "   value\n"}}]) == []
