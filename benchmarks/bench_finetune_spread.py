@@ -90,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
           f"'{first_name}':")
     print(f"{'run':<28} {'accuracy':>8} {'loss':>8} {'max rel. loss diff':>18} {'answers differ':>14} "
           f"{'first right / other right':>25} {'sign test p':>11}")
+    small_p = []
     for name, run in results.items():
         first_losses, losses = dict(map(tuple, first["losses"])), dict(map(tuple, run["losses"]))
         shared = [step for step in losses if step in first_losses]
@@ -97,14 +98,20 @@ def main(argv: list[str] | None = None) -> int:
         differ = [i for i, (a, b) in enumerate(zip(first["answers"], run["answers"])) if a != b]
         first_right = sum(first["answers"][i] == truth[i] for i in differ)
         other_right = sum(run["answers"][i] == truth[i] for i in differ)
+        p = sign_test(first_right, other_right)
+        if run is not first and p < 0.05:
+            small_p.append(name)
         print(f"{name:<28} {run['accuracy']:>8.3f} {run['train_loss']:>8.4f} {gap:>18.2e} {len(differ):>14} "
-              f"{f'{first_right} / {other_right}':>25} {sign_test(first_right, other_right):>11.3f}")
+              f"{f'{first_right} / {other_right}':>25} {p:>11.3f}")
     for group, what in (("rounding", "the same steps, sums added in another order"),
                         ("seed", "other seeds: other training samples and batch orders")):
         accuracies = [run["accuracy"] for run in results.values() if run["group"] == group]
         spread = statistics.stdev(accuracies) if len(accuracies) > 1 else 0.0
         print(f"{what}: accuracy {min(accuracies):.3f} to {max(accuracies):.3f} over {len(accuracies)} runs "
               f"(standard deviation {spread:.3f})")
+    print(f"a sign test on the reviews calls {len(small_p)} of {len(results) - 1} runs different from the first at "
+          f"p < 0.05 ({', '.join(small_p) or 'none'}): it asks whether these two models differ on such reviews, not "
+          "whether another run of the same recipe would")
     return 0
 
 

@@ -9,7 +9,7 @@ floors: a module imports only modules on the floors below its own (tests/test_re
 - ``paths``           where the repository, outputs and caches are
 - ``configs``         checked overrides of typed configs, ``--help`` from each field's help, one-line errors, DataSource
 - ``offline``         the offline switches, stand-in names, the missing-asset error
-- ``quiet``           library notices that say nothing a student can act on, dropped
+- ``quiet``           library notices and bookkeeping progress bars that say nothing a student can act on, dropped
 - ``tokens``          documents packed into rows of one length
 - ``generation``      batched generation in length order, results in the input order
 - ``metrics``         each notebook's key figures and their units, recorded into ``metrics.json``
@@ -29,15 +29,13 @@ floors: a module imports only modules on the floors below its own (tests/test_re
 - ``sentiment``       IMDB's rows checked and sampled
 - ``sentiment_trainer`` (from notebook 01) labels as words, the tokenize function, the Trainer and its arguments, answers by
   generate and their score
-- ``summarizers``     (from notebook 03) T5 and GPT-2 summaries and their repetition measure
+- ``summarizers``     (from notebook 03) T5 and GPT-2 summaries, their repetition measure, Lead-3 without the byline
 - ``pretrain_config`` a pretraining run's typed config and its result, the batch arithmetic
 - ``runner``          executes the notebooks with papermill and writes ``report.md``
 - ``export``          writes the ``#@save`` cells into their modules, and checks that they match
 - ``labs``            writes each lab's student copy from its solution, and checks that the copies are fresh
 - ``quiz``            the labs' multiple-choice questions, each option explained, and their check
 - ``lab_fits``        lab 00L's checks: T5's parameters, training-state bytes, the rows that fit
-- ``lab_rouge``       lab 03L's checks: ROUGE's tokens, ROUGE-N, ROUGE-L and Lead-3 against rouge-score
-- ``lab_nanot5``      lab 04L's checks: noise mask, sentinels, schedule and AdamW step against the course's code
 3. Loading:
 - ``environment``     a notebook's session: offline switches, one GPU, the output folder
 - ``hub``             the Hugging Face cache: prefetch and what is there offline
@@ -49,6 +47,8 @@ floors: a module imports only modules on the floors below its own (tests/test_re
 - ``pretrain_command`` the pretraining command line: flags from the config, one-line errors, the result line
 - ``pretrain_race``   lesson 04's optimizer race: the same run once per variant, one setting changed each
 - ``instruct``        lab 01L's Dolly-15k, its settings per profile, and the reference prompt, labels and LoRA size
+- ``lab_rouge``       lab 03L's checks: ROUGE's tokens, ROUGE-N, ROUGE-L and Lead-3 against rouge-score and lesson 03
+- ``lab_nanot5``      lab 04L's checks: noise mask, sentinels, schedule and AdamW step against the course's code
 4. Runs:
 - ``finetune``        lesson 01's fine-tune as one command (lessons 02 and 04 launch it)
 - ``pretrain_run``    what the pretraining loop calls besides forward, backward and step, and the plan it follows

@@ -18,9 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PREFIX = "The text below says: "
 GUARDED = {
     "02": [
-        "At stage 2, DeepSpeed keeps 4 bytes a parameter on every GPU where the paper keeps 2",
-        "It shares 16 where the paper shares 14",
-        "At stage 3 it shares 18 bytes a parameter (the paper's 16 plus that fp32 gradient copy)",
+        "At stage 2, DeepSpeed keeps the paper's 2 bytes a parameter on every GPU, but shares 18 where the paper shares 14",
+        "At stage 3 it shares 18 bytes a parameter too, where the paper shares 16, and keeps one more thing whole",
         "from 8 to 64 GPUs stage 3 shrinks 8-fold, while stages 1 and 2 shrink by less than half",
     ],
     "03": [
