@@ -1,8 +1,9 @@
 # The course's two commands (README, "Quick start"); each creates .venv first if it is missing.
 #   make course   run every notebook in the smoke profile -> outputs/smoke/report.md
-#   make test     unit tests, the full-profile rehearsal, then every notebook and lab solution under nbval, all
+#   make test     ruff, unit tests, the full-profile rehearsal, then every notebook and lab solution under nbval, all
 #                 offline (it installs Debian's chromium for the labs' browser test if it is missing)
-#   make test-fast the unit tests without subprocess launches, notebooks or pretraining runs (under 3 minutes)
+#   make test-fast ruff (lint and format check), then the unit tests without subprocess launches, notebooks or
+#                 pretraining runs (under 3 minutes)
 #   make rehearse the full profile at full size on this machine: prefetch from a Hub server on
 #                 127.0.0.1 (olah), then an offline `course run --profile full --quick`
 #   make wheels   (where pip reaches an index) the packages a bare GPU node lacks, as wheels in .whl/
@@ -61,9 +62,13 @@ $(CHROMIUM):
 	apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
 
 test: $(STAMP) $(HUB_STAMP) $(CHROMIUM)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest $(NBVAL)
 
 test-fast: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest tests -m "not slow and not gpu"
 
 benchmark: $(STAMP)

@@ -46,8 +46,15 @@ for folder in (ROOT, ROOT / "tests" / "rehearsal"):
 # The most seconds each part may take on a GPU (three times that with --tiny on a CPU). BUDGET bounds the
 # whole check, within 6 minutes: a part gets its limit or what is left, whichever is less, so the time
 # that quick parts leave goes to the pretraining step, which compiles T5 v1.1 base (train and eval graphs).
-LIMITS = {"environment": 30, "assets": 30, "gpu_tests": 90, "matmul": 15, "finetune_step": 40,
-          "pretrain_step": 150, "decoding": 40}
+LIMITS = {
+    "environment": 30,
+    "assets": 30,
+    "gpu_tests": 90,
+    "matmul": 15,
+    "finetune_step": 40,
+    "pretrain_step": 150,
+    "decoding": 40,
+}
 BUDGET = 350
 RESULT = "gpu_check.json"
 ARTICLES = 8  # lesson 03's generation batch: one batch of articles per model
@@ -57,14 +64,22 @@ def sizes(tiny: bool) -> dict:
     """Models and sizes of each part: the full profile's models (built from the assets) at the lessons'
     sizes, or the smoke profile's stand-ins at toy sizes."""
     if tiny:
-        return dict(models=profile_models("smoke"), matmul_size=256, matmul_seconds=0.2,
-                    finetune=dict(batch_size=2, length=16, steps=3),
-                    pretrain=dict(batch_size=4, input_length=32, steps=3, gradient_accumulation_steps=2),
-                    new_tokens=4)
-    return dict(models={key: str(asset_folder(name)) for key, name in profile_models("full").items()},
-                matmul_size=None, matmul_seconds=1.0, finetune=dict(batch_size=16, length=512, steps=6),
-                pretrain=dict(batch_size=128, input_length=512, steps=6, gradient_accumulation_steps=0),
-                new_tokens=80)
+        return dict(
+            models=profile_models("smoke"),
+            matmul_size=256,
+            matmul_seconds=0.2,
+            finetune=dict(batch_size=2, length=16, steps=3),
+            pretrain=dict(batch_size=4, input_length=32, steps=3, gradient_accumulation_steps=2),
+            new_tokens=4,
+        )
+    return dict(
+        models={key: str(asset_folder(name)) for key, name in profile_models("full").items()},
+        matmul_size=None,
+        matmul_seconds=1.0,
+        finetune=dict(batch_size=16, length=512, steps=6),
+        pretrain=dict(batch_size=128, input_length=512, steps=6, gradient_accumulation_steps=0),
+        new_tokens=80,
+    )
 
 
 def profile_models(name: str) -> dict[str, str]:
@@ -81,6 +96,7 @@ def asset_folder(name: str) -> Path:
 
 # The parts. Each returns a dict of figures; the driver runs it in a fresh process. ---------------------
 
+
 def part_environment(tiny: bool) -> dict:
     import torch
 
@@ -89,15 +105,38 @@ def part_environment(tiny: bool) -> dict:
     from course_utils.machine import describe_device
 
     device = describe_device()
-    versions = library_versions(("torch", "transformers", "accelerate", "datasets", "torchdata", "deepspeed",
-                                 "tokenizers", "huggingface_hub", "safetensors", "numpy", "pytest"))
+    versions = library_versions(
+        (
+            "torch",
+            "transformers",
+            "accelerate",
+            "datasets",
+            "torchdata",
+            "deepspeed",
+            "tokenizers",
+            "huggingface_hub",
+            "safetensors",
+            "numpy",
+            "pytest",
+        )
+    )
     versions.update(python=platform.python_version(), torch_runtime=torch.__version__, cuda=torch.version.cuda or "")
     smi = "not found"
     if shutil.which("nvidia-smi"):
-        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version,compute_cap",
-                              "--format=csv,noheader"], capture_output=True, text=True, timeout=20).stdout.strip()
-    return {"device": device, "versions": versions, "nvidia_smi": smi, "native_bf16": native_bf16(),
-            "visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", ""), "compile": compile_check(device["device"])}
+        smi = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,memory.total,driver_version,compute_cap", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        ).stdout.strip()
+    return {
+        "device": device,
+        "versions": versions,
+        "nvidia_smi": smi,
+        "native_bf16": native_bf16(),
+        "visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
+        "compile": compile_check(device["device"]),
+    }
 
 
 def part_assets(tiny: bool) -> dict:
@@ -112,8 +151,9 @@ def part_assets(tiny: bool) -> dict:
     t5 = t5_tokenizer(texts)  # the three T5s share one, as on the Hub
     for name in profile_models("full").values():
         if not (asset_folder(name) / "config.json").exists():
-            write_model_files(name, asset_folder(name), texts,
-                              t5 if PUBLISHED_CONFIGS[name]["model_type"] == "t5" else None)
+            write_model_files(
+                name, asset_folder(name), texts, t5 if PUBLISHED_CONFIGS[name]["model_type"] == "t5" else None
+            )
     return {"models": sizes(tiny)["models"]}
 
 
@@ -122,8 +162,12 @@ def part_gpu_tests(tiny: bool) -> dict:
     import xml.etree.ElementTree as ET
 
     report = Path(tempfile.mkdtemp()) / "gpu_tests.xml"
-    done = subprocess.run([sys.executable, "-m", "pytest", "tests/test_gpu.py", "-q", "-p", "no:cacheprovider",
-                           f"--junitxml={report}"], cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/test_gpu.py", "-q", "-p", "no:cacheprovider", f"--junitxml={report}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     suite = ET.parse(report).getroot()
     suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
     counts = {key: int(suite.get(key, 0)) for key in ("tests", "failures", "errors", "skipped")}
@@ -132,12 +176,22 @@ def part_gpu_tests(tiny: bool) -> dict:
         problem = case.find("failure") if case.find("failure") is not None else case.find("error")
         if problem is not None:
             failed.append(f"{case.get('name')}: {(problem.get('message') or '')[:300]}")
-    skipped = sorted({(case.find("skipped").get("message") or "")[:120] for case in suite.iter("testcase")
-                      if case.find("skipped") is not None})
+    skipped = sorted(
+        {
+            (case.find("skipped").get("message") or "")[:120]
+            for case in suite.iter("testcase")
+            if case.find("skipped") is not None
+        }
+    )
     if done.returncode not in (0, 1):
         raise RuntimeError(f"pytest exited with {done.returncode}: {done.stdout[-1500:]}{done.stderr[-1500:]}")
-    return {**counts, "passed": counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"],
-            "failed": failed, "skip_reasons": skipped, "ok": done.returncode == 0}
+    return {
+        **counts,
+        "passed": counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"],
+        "failed": failed,
+        "skip_reasons": skipped,
+        "ok": done.returncode == 0,
+    }
 
 
 def part_matmul(tiny: bool) -> dict:
@@ -146,8 +200,12 @@ def part_matmul(tiny: bool) -> dict:
     device = describe_device()
     dtype = "bfloat16" if device["bf16_supported"] else "float32"
     size = sizes(tiny)["matmul_size"] or MATMUL_SIZE[device["device"]]
-    return {"device": device["device"], "dtype": dtype, "size": size,
-            "tflops": matmul_tflops(device["device"], dtype, size, min_seconds=sizes(tiny)["matmul_seconds"])}
+    return {
+        "device": device["device"],
+        "dtype": dtype,
+        "size": size,
+        "tflops": matmul_tflops(device["device"], dtype, size, min_seconds=sizes(tiny)["matmul_seconds"]),
+    }
 
 
 def part_finetune_step(tiny: bool) -> dict:
@@ -172,26 +230,45 @@ def part_finetune_step(tiny: bool) -> dict:
             self.ends.append(time.perf_counter())
 
     with tempfile.TemporaryDirectory() as out:
-        config = FinetuneConfig(model_name=name, output_dir=out, per_device_batch_size=shape["batch_size"],
-                                num_train_epochs=1, warmup_fraction=0.0, group_by_length=False,
-                                logging_steps=shape["steps"], attn_implementation="eager" if tiny else None)
+        config = FinetuneConfig(
+            model_name=name,
+            output_dir=out,
+            per_device_batch_size=shape["batch_size"],
+            num_train_epochs=1,
+            warmup_fraction=0.0,
+            group_by_length=False,
+            logging_steps=shape["steps"],
+            attn_implementation="eager" if tiny else None,
+        )
         tokenizer = load_tokenizer(name)
         model = seq2seq_from_config(name, attn_implementation=config.attn_implementation)
         rows, length = shape["batch_size"] * shape["steps"], shape["length"]
         inputs = np.random.default_rng(0).integers(3, len(tokenizer) - 100, size=(rows, length - 1)).tolist()
         answer = tokenizer("positive").input_ids
         assert len(answer) <= count_answer_tokens(tokenizer)
-        data = Dataset.from_dict({"input_ids": [ids + [tokenizer.eos_token_id] for ids in inputs],
-                                  "attention_mask": [[1] * length] * rows, "labels": [answer] * rows})
+        data = Dataset.from_dict(
+            {
+                "input_ids": [ids + [tokenizer.eos_token_id] for ids in inputs],
+                "attention_mask": [[1] * length] * rows,
+                "labels": [answer] * rows,
+            }
+        )
         trainer = build_trainer(config, model, tokenizer, data)
         clock = StepClock()
         trainer.add_callback(clock)
         start = time.perf_counter()
         result = train(trainer)
     gaps = [b - a for a, b in zip([start, *clock.ends], clock.ends)]
-    return {"model": name, "batch": f"{shape['batch_size']} x {length}", "precision": resolve_precision("auto"),
-            "gpus_seen_by_trainer": trainer.args.n_gpu, "steps": result.steps, "seconds_per_step": statistics.median(gaps[1:] or gaps),
-            "first_step_seconds": gaps[0], "peak_memory_mib": result.peak_memory_mib}
+    return {
+        "model": name,
+        "batch": f"{shape['batch_size']} x {length}",
+        "precision": resolve_precision("auto"),
+        "gpus_seen_by_trainer": trainer.args.n_gpu,
+        "steps": result.steps,
+        "seconds_per_step": statistics.median(gaps[1:] or gaps),
+        "first_step_seconds": gaps[0],
+        "peak_memory_mib": result.peak_memory_mib,
+    }
 
 
 def part_pretrain_step(tiny: bool) -> dict:
@@ -200,19 +277,32 @@ def part_pretrain_step(tiny: bool) -> dict:
     from course_utils.memory import ROW_GIB_T5_BASE, T5_BASE_PARAMETERS, T5_BASE_TOKENS, peak_memory
     from course_utils.paths import data_dir
     from course_utils.hardware import training_device
-    from course_utils.pretrain_config import collator_lengths, compiles
-    from course_utils.pretrain import pretrain
-    from course_utils.pretrain_config import PretrainConfig
+    from course_utils.pretraining.config import collator_lengths, compiles
+    from course_utils.pretraining.loop import pretrain
+    from course_utils.pretraining.config import PretrainConfig
     from course_utils.profiles import get_profile
 
     shape, name = sizes(tiny)["pretrain"], sizes(tiny)["models"]["t5_v1_1_base"]
     with tempfile.TemporaryDirectory() as out:
-        config = PretrainConfig.for_profile(get_profile("full"), out, model_name=name, data_path=str(data_dir() / "c4"),
-                                 data_config=None, batch_size=shape["batch_size"], input_length=shape["input_length"],
-                                 gradient_accumulation_steps=shape["gradient_accumulation_steps"],
-                                 total_steps=shape["steps"], warmup_steps=1, logging_steps=1, eval_every=0,
-                                 eval_batches=1, checkpoint_every=0, data_workers=2 if not tiny else 0,
-                                 shuffle_block=1000, attn_implementation="eager" if tiny else None)
+        config = PretrainConfig.for_profile(
+            get_profile("full"),
+            out,
+            model_name=name,
+            data_path=str(data_dir() / "c4"),
+            data_config=None,
+            batch_size=shape["batch_size"],
+            input_length=shape["input_length"],
+            gradient_accumulation_steps=shape["gradient_accumulation_steps"],
+            total_steps=shape["steps"],
+            warmup_steps=1,
+            logging_steps=1,
+            eval_every=0,
+            eval_batches=1,
+            checkpoint_every=0,
+            data_workers=2 if not tiny else 0,
+            shuffle_block=1000,
+            attn_implementation="eager" if tiny else None,
+        )
         lines = []
         result = pretrain(config, echo=lines.append)
         peak_mib = peak_memory()[0]
@@ -222,14 +312,23 @@ def part_pretrain_step(tiny: bool) -> dict:
     states_gib = 16 * parameters / 2**30
     tokens = config.input_length + collator_lengths(config)[1]  # inputs and targets of a row
     rule = ROW_GIB_T5_BASE[precision] * (parameters / T5_BASE_PARAMETERS) * (tokens / T5_BASE_TOKENS)
-    return {"model": name, "parameters": parameters, "batch": f"{config.batch_size} x {config.input_length}",
-            "precision": precision, "compiled": compiles(config, training_device()), "steps": result.steps,
-            "gradient_accumulation_steps": result.gradient_accumulation_steps, "micro_batch_rows": micro_rows,
-            "out_of_memory_doublings": sum(line.startswith("Out of GPU memory") for line in lines),
-            "seconds_per_step": result.seconds_per_step, "first_step_seconds": result.first_step_seconds[0],
-            "peak_memory_mib": peak_mib, "model_states_gib": states_gib,
-            "peak_gib_per_micro_batch_row": (peak_mib / 1024 - states_gib) / micro_rows,
-            "rule_gib_per_row": rule}
+    return {
+        "model": name,
+        "parameters": parameters,
+        "batch": f"{config.batch_size} x {config.input_length}",
+        "precision": precision,
+        "compiled": compiles(config, training_device()),
+        "steps": result.steps,
+        "gradient_accumulation_steps": result.gradient_accumulation_steps,
+        "micro_batch_rows": micro_rows,
+        "out_of_memory_doublings": sum(line.startswith("Out of GPU memory") for line in lines),
+        "seconds_per_step": result.seconds_per_step,
+        "first_step_seconds": result.first_step_seconds[0],
+        "peak_memory_mib": peak_mib,
+        "model_states_gib": states_gib,
+        "peak_gib_per_micro_batch_row": (peak_mib / 1024 - states_gib) / micro_rows,
+        "rule_gib_per_row": rule,
+    }
 
 
 def result_parameters(config) -> int:
@@ -289,17 +388,30 @@ def synchronize() -> None:
         torch.cuda.synchronize()
 
 
-PARTS = {"environment": part_environment, "assets": part_assets, "gpu_tests": part_gpu_tests,
-         "matmul": part_matmul, "finetune_step": part_finetune_step, "pretrain_step": part_pretrain_step,
-         "decoding": part_decoding}
+PARTS = {
+    "environment": part_environment,
+    "assets": part_assets,
+    "gpu_tests": part_gpu_tests,
+    "matmul": part_matmul,
+    "finetune_step": part_finetune_step,
+    "pretrain_step": part_pretrain_step,
+    "decoding": part_decoding,
+}
 
 
 # The driver: each part in a process of its own, results written as they come. ---------------------------
 
+
 def part_environment_variables(out: Path) -> dict:
     """The parts' environment: one GPU, no Hub (an empty Hugging Face home), the repository importable."""
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_HOME=str(out / "hf"), GPU_CHECK_ASSETS=str(out / "assets"),
-               TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1")
+    env = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        HF_HOME=str(out / "hf"),
+        GPU_CHECK_ASSETS=str(out / "assets"),
+        TOKENIZERS_PARALLELISM="false",
+        PYTHONUNBUFFERED="1",
+    )
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     env["CUDA_VISIBLE_DEVICES"] = "0" if visible is None else visible.split(",")[0].strip()
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
@@ -313,11 +425,21 @@ def run_part(name: str, out: Path, tiny: bool, limit: float) -> dict:
     start = time.perf_counter()
     with open(log, "w") as handle:
         try:
-            done = subprocess.run(command, stdout=subprocess.PIPE, stderr=handle, text=True, cwd=ROOT,
-                                  env=part_environment_variables(out), timeout=limit)
+            done = subprocess.run(
+                command,
+                stdout=subprocess.PIPE,
+                stderr=handle,
+                text=True,
+                cwd=ROOT,
+                env=part_environment_variables(out),
+                timeout=limit,
+            )
         except subprocess.TimeoutExpired:
-            return {"status": "timed out", "seconds": round(time.perf_counter() - start, 1),
-                    "error": f"over its {limit:.0f} s limit; see {log}"}
+            return {
+                "status": "timed out",
+                "seconds": round(time.perf_counter() - start, 1),
+                "error": f"over its {limit:.0f} s limit; see {log}",
+            }
     seconds = round(time.perf_counter() - start, 1)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode or not lines:
@@ -338,8 +460,10 @@ def run_check(out: Path, tiny: bool, only: list[str] | None = None, budget: floa
         else:
             echo(f"[gpu-check] {name} (limit {min(LIMITS[name], left):.0f} s) ...", flush=True)
             results["parts"][name] = run_part(name, out, tiny, min(LIMITS[name] * (3 if tiny else 1), left))
-            echo(f"[gpu-check] {name}: {results['parts'][name]['status']} in {results['parts'][name]['seconds']} s",
-                 flush=True)
+            echo(
+                f"[gpu-check] {name}: {results['parts'][name]['status']} in {results['parts'][name]['seconds']} s",
+                flush=True,
+            )
         (out / RESULT).write_text(json.dumps(results, indent=1))
     return results
 
@@ -354,33 +478,47 @@ def table(results: dict) -> str:
     lines = [f"GPU check ({'tiny, stand-ins' if results['tiny'] else 'full sizes'}), {results['when']}:"]
     if env := figures("environment"):
         d, v = env["device"], env["versions"]
-        lines.append(f"  device: {d['device']} {d['gpu_name'] or d['cpu_name']} ({d['gpu_memory_gib']} GiB), "
-                     f"native bf16 {env['native_bf16']}, torch.compile builds kernels: {env['compile']['compiles']} "
-                     f"({env['compile']['seconds']} s){' - ' + env['compile']['error'] if env['compile']['error'] else ''}")
-        lines.append(f"  python {v['python']}, torch {v['torch_runtime']} (CUDA {v['cuda'] or '-'}), "
-                     f"transformers {v['transformers']}, accelerate {v['accelerate']}, datasets {v['datasets']}, "
-                     f"deepspeed {v['deepspeed']}")
+        lines.append(
+            f"  device: {d['device']} {d['gpu_name'] or d['cpu_name']} ({d['gpu_memory_gib']} GiB), "
+            f"native bf16 {env['native_bf16']}, torch.compile builds kernels: {env['compile']['compiles']} "
+            f"({env['compile']['seconds']} s){' - ' + env['compile']['error'] if env['compile']['error'] else ''}"
+        )
+        lines.append(
+            f"  python {v['python']}, torch {v['torch_runtime']} (CUDA {v['cuda'] or '-'}), "
+            f"transformers {v['transformers']}, accelerate {v['accelerate']}, datasets {v['datasets']}, "
+            f"deepspeed {v['deepspeed']}"
+        )
         lines.append(f"  nvidia-smi: {env['nvidia_smi']}")
     if tests := figures("gpu_tests"):
-        lines.append(f"  gpu tests: {tests['passed']} passed, {len(tests['failed'])} failed, {tests['skipped']} skipped"
-                     + (f" ({'; '.join(tests['skip_reasons'])})" if tests["skip_reasons"] else ""))
+        lines.append(
+            f"  gpu tests: {tests['passed']} passed, {len(tests['failed'])} failed, {tests['skipped']} skipped"
+            + (f" ({'; '.join(tests['skip_reasons'])})" if tests["skip_reasons"] else "")
+        )
         lines += [f"    FAILED {failure}" for failure in tests["failed"]]
     if mm := figures("matmul"):
         lines.append(f"  matmul: {mm['tflops']:.1f} TFLOP/s ({mm['dtype']}, {mm['size']}^3 on {mm['device']})")
     if ft := figures("finetune_step"):
-        lines.append(f"  lesson 01 fine-tune step: {ft['seconds_per_step']:.3f} s ({ft['model']}, {ft['batch']}, "
-                     f"{ft['precision']}; first step {ft['first_step_seconds']:.1f} s, peak {ft['peak_memory_mib']:.0f} MiB)")
+        lines.append(
+            f"  lesson 01 fine-tune step: {ft['seconds_per_step']:.3f} s ({ft['model']}, {ft['batch']}, "
+            f"{ft['precision']}; first step {ft['first_step_seconds']:.1f} s, peak {ft['peak_memory_mib']:.0f} MiB)"
+        )
     if pt := figures("pretrain_step"):
-        lines.append(f"  lesson 04 pretraining step: {pt['seconds_per_step']:.3f} s ({pt['batch']}, {pt['precision']}, "
-                     f"compiled {pt['compiled']}, {pt['gradient_accumulation_steps']} x {pt['micro_batch_rows']} rows, "
-                     f"{pt['out_of_memory_doublings']} out-of-memory doublings; first step {pt['first_step_seconds']:.1f} s)")
-        lines.append(f"    peak {pt['peak_memory_mib'] / 1024:.1f} GiB = {pt['model_states_gib']:.1f} GiB model states + "
-                     f"{pt['peak_gib_per_micro_batch_row']:.3f} GiB per micro-batch row (the rule assumes "
-                     f"{pt['rule_gib_per_row']:.3f})")
+        lines.append(
+            f"  lesson 04 pretraining step: {pt['seconds_per_step']:.3f} s ({pt['batch']}, {pt['precision']}, "
+            f"compiled {pt['compiled']}, {pt['gradient_accumulation_steps']} x {pt['micro_batch_rows']} rows, "
+            f"{pt['out_of_memory_doublings']} out-of-memory doublings; first step {pt['first_step_seconds']:.1f} s)"
+        )
+        lines.append(
+            f"    peak {pt['peak_memory_mib'] / 1024:.1f} GiB = {pt['model_states_gib']:.1f} GiB model states + "
+            f"{pt['peak_gib_per_micro_batch_row']:.3f} GiB per micro-batch row (the rule assumes "
+            f"{pt['rule_gib_per_row']:.3f})"
+        )
     if dec := figures("decoding"):
-        lines.append("  decoding: " + ", ".join(f"{label} {row['ms_per_step']:.1f} ms per step"
-                                                for label, row in dec.items())
-                     + f" (batch {next(iter(dec.values()))['batch']})")
+        lines.append(
+            "  decoding: "
+            + ", ".join(f"{label} {row['ms_per_step']:.1f} ms per step" for label, row in dec.items())
+            + f" (batch {next(iter(dec.values()))['batch']})"
+        )
     for name, part in parts.items():
         if part["status"] != "ok":
             lines.append(f"  {name}: {part['status'].upper()} - {part['error']}")
@@ -391,16 +529,32 @@ def table(results: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("gpu-check"), help="folder for gpu_check.json, each part's log, the assets (default: gpu-check)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("gpu-check"),
+        help="folder for gpu_check.json, each part's log, the assets (default: gpu-check)",
+    )
     parser.add_argument("--tiny", action="store_true", help="toy sizes on the stand-ins: rehearses the check on a CPU")
     parser.add_argument("--only", default="", help="comma-separated parts to run (default: all, in order)")
     parser.add_argument("--budget", type=float, default=BUDGET, help="seconds for the whole check")
-    parser.add_argument("--record", action="store_true",
-                        help="keep the figures in gpu_check.json beside this script and the table in RESULTS.md")
-    parser.add_argument("--from-json", type=Path, default=None,
-                        help="an earlier run's gpu_check.json: print (and with --record keep) it instead of running")
-    parser.add_argument("--list-wheels", type=Path, default=None,
-                        help="a folder of wheels: list their sizes and fail above the 64 MiB a node can be sent")
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="keep the figures in gpu_check.json beside this script and the table in RESULTS.md",
+    )
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        default=None,
+        help="an earlier run's gpu_check.json: print (and with --record keep) it instead of running",
+    )
+    parser.add_argument(
+        "--list-wheels",
+        type=Path,
+        default=None,
+        help="a folder of wheels: list their sizes and fail above the 64 MiB a node can be sent",
+    )
     parser.add_argument("--part", default="", help=argparse.SUPPRESS)  # the driver's way of running one part
     args = parser.parse_args(argv)
     if args.list_wheels:
@@ -440,10 +594,20 @@ def record(results: dict, text: str) -> None:
     if results["tiny"] or device.get("device") != "cuda":
         raise SystemExit("Only a full-size run on a CUDA GPU is recorded (this one was tiny or on a CPU).")
     MEASURED.write_text(json.dumps(results, indent=1) + "\n")
-    body = "\n".join(["<!-- begin gpu_check -->", "## gpu_check", "",
-                      "`make gpu-check OUT=...`, then `python benchmarks/gpu_check.py --from-json "
-                      "OUT/gpu_check.json --record` (the figures are kept beside it, in gpu_check.json):", "",
-                      "```text", text, "```", "<!-- end gpu_check -->"])
+    body = "\n".join(
+        [
+            "<!-- begin gpu_check -->",
+            "## gpu_check",
+            "",
+            "`make gpu-check OUT=...`, then `python benchmarks/gpu_check.py --from-json "
+            "OUT/gpu_check.json --record` (the figures are kept beside it, in gpu_check.json):",
+            "",
+            "```text",
+            text,
+            "```",
+            "<!-- end gpu_check -->",
+        ]
+    )
     write_section("gpu_check", body)
     print(f"(recorded in {MEASURED} and RESULTS.md)")
 

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 
-GIB = 1024 ** 3
+GIB = 1024**3
 # A product that measures the card rather than the launch of its kernels: 2 x 8192^3 = 1.1 TFLOP each,
 # about 1.4 ms on an H100 in bf16; 1024^3 products finish in microseconds, less than their launch.
 MATMUL_SIZE = {"cuda": 8192, "mps": 4096, "cpu": 1024}
@@ -41,22 +41,33 @@ def describe_device() -> dict:
     import psutil
     import torch  # here, not at the top: the course's session set-up runs this before torch may be imported
 
-    info = {"device": "cpu", "gpu_count": 0, "gpu_name": "", "gpu_memory_gib": 0.0,
-            "bf16_supported": False, "cpu_name": cpu_name(),
-            "cpu_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-            "ram_gib": round(psutil.virtual_memory().total / GIB, 1)}
+    info = {
+        "device": "cpu",
+        "gpu_count": 0,
+        "gpu_name": "",
+        "gpu_memory_gib": 0.0,
+        "bf16_supported": False,
+        "cpu_name": cpu_name(),
+        "cpu_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "ram_gib": round(psutil.virtual_memory().total / GIB, 1),
+    }
     if torch.cuda.is_available():
         props = torch.cuda.get_device_properties(0)
-        info.update(device="cuda", gpu_count=torch.cuda.device_count(), gpu_name=props.name,
-                    gpu_memory_gib=round(props.total_memory / GIB, 1),
-                    bf16_supported=torch.cuda.is_bf16_supported(including_emulation=False))  # native, not emulated
+        info.update(
+            device="cuda",
+            gpu_count=torch.cuda.device_count(),
+            gpu_name=props.name,
+            gpu_memory_gib=round(props.total_memory / GIB, 1),
+            bf16_supported=torch.cuda.is_bf16_supported(including_emulation=False),
+        )  # native, not emulated
     elif torch.backends.mps.is_available():
         info.update(device="mps", gpu_count=1, gpu_name="Apple GPU (MPS)")
     return info
 
 
-def matmul_tflops(device: str = "cpu", dtype_name: str = "float32", size: int | None = None,
-                  min_seconds: float = 0.5) -> float:
+def matmul_tflops(
+    device: str = "cpu", dtype_name: str = "float32", size: int | None = None, min_seconds: float = 0.5
+) -> float:
     """Measured dense matmul throughput in TFLOP/s: one (size x size) @ (size x size) costs 2·size³ FLOPs.
 
     ``size`` defaults to ``MATMUL_SIZE[device]``. After a warm-up (kernel choice, allocation), products
@@ -83,7 +94,7 @@ def matmul_tflops(device: str = "cpu", dtype_name: str = "float32", size: int | 
         products += 10
         seconds = time.perf_counter() - start
         if seconds >= min_seconds:
-            return 2 * size ** 3 * products / seconds / 1e12
+            return 2 * size**3 * products / seconds / 1e12
 
 
 @contextlib.contextmanager

