@@ -14,6 +14,8 @@ import contextlib
 import os
 import platform
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -36,14 +38,28 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+def gpus_on_node() -> int:
+    """How many NVIDIA GPUs the machine has, as ``nvidia-smi`` lists them: a count that CUDA_VISIBLE_DEVICES does
+    not change (a notebook keeps one GPU, ``environment.one_gpu``); 0 without nvidia-smi."""
+    if not shutil.which("nvidia-smi"):
+        return 0
+    try:
+        listed = subprocess.run(["nvidia-smi", "--list-gpus"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return sum(line.startswith("GPU ") for line in listed.splitlines())
+
+
 def describe_device() -> dict:
-    """The accelerator torch will use (CUDA, MPS or CPU) and what it can do."""
+    """The accelerator torch will use (CUDA, MPS or CPU) and what it can do. ``gpu_count`` counts the machine's
+    GPUs, ``gpus_visible`` those this process may use."""
     import psutil
     import torch  # here, not at the top: the course's session set-up runs this before torch may be imported
 
     info = {
         "device": "cpu",
-        "gpu_count": 0,
+        "gpu_count": gpus_on_node(),
+        "gpus_visible": 0,
         "gpu_name": "",
         "gpu_memory_gib": 0.0,
         "bf16_supported": False,
@@ -55,13 +71,14 @@ def describe_device() -> dict:
         props = torch.cuda.get_device_properties(0)
         info.update(
             device="cuda",
-            gpu_count=torch.cuda.device_count(),
+            gpu_count=max(info["gpu_count"], torch.cuda.device_count()),
+            gpus_visible=torch.cuda.device_count(),
             gpu_name=props.name,
             gpu_memory_gib=round(props.total_memory / GIB, 1),
-            bf16_supported=torch.cuda.is_bf16_supported(including_emulation=False),
-        )  # native, not emulated
+            bf16_supported=torch.cuda.is_bf16_supported(including_emulation=False),  # native, not emulated
+        )
     elif torch.backends.mps.is_available():
-        info.update(device="mps", gpu_count=1, gpu_name="Apple GPU (MPS)")
+        info.update(device="mps", gpu_count=1, gpus_visible=1, gpu_name="Apple GPU (MPS)")
     return info
 
 

@@ -37,6 +37,7 @@ UNITS = {
     "version": "",
     "compile_builds_kernels": "",
     "gpu_count": "GPUs",
+    "gpus_visible": "GPUs",
     "gpu_memory_gib": "GiB",
     "ram_gib": "GiB",
     "cpu_cores": "cores",

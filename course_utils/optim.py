@@ -88,8 +88,14 @@ class AdamWScale(torch.optim.Optimizer):
                 step_size = group["lr"]
                 if group["correct_bias"]:
                     step_size *= math.sqrt(1 - beta2 ** state["step"]) / (1 - beta1 ** state["step"])
-                scale = max(1e-3, rms(p).item()) if group["scale_by_rms"] else 1.0  # the weight's RMS before this step
-                p.addcdiv_(exp_avg, exp_avg_sq.sqrt().add_(group["eps"]), value=-step_size * scale)
+                denominator = exp_avg_sq.sqrt().add_(group["eps"])
+                if group["scale_by_rms"]:
+                    # The weight's RMS before this step, at least 1e-3, kept on the weight's device: reading it into
+                    # Python (.item()) would wait for the GPU once per tensor per step.
+                    scale = rms(p).clamp_(min=1e-3)
+                    p.add_(exp_avg / denominator * scale, alpha=-step_size)
+                else:
+                    p.addcdiv_(exp_avg, denominator, value=-step_size)
                 if group["weight_decay"] > 0:
                     p.add_(p, alpha=-group["lr"] * group["weight_decay"])
         return loss

@@ -155,7 +155,7 @@ def test_the_payoff_fine_tune_of_t5_v1_1_base_is_cut_to_fit_a_16_gb_card_in_fp32
 
 
 @pytest.mark.slow
-def test_a_step_out_of_memory_doubles_the_accumulation_and_trains_the_same_run(tmp_path, hooked_model):
+def test_a_step_out_of_memory_doubles_the_accumulation_and_trains_the_same_run(tmp_path, hooked_model, monkeypatch):
     def out_of_memory_above_two_rows(module, args, kwargs):
         if module.training and kwargs["input_ids"].shape[0] > 2:
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
@@ -164,9 +164,15 @@ def test_a_step_out_of_memory_doubles_the_accumulation_and_trains_the_same_run(t
         PretrainConfig(**TINY, gradient_accumulation_steps=4, output_dir=str(tmp_path / "ref")), echo=quiet
     )
     hooked_model(out_of_memory_above_two_rows)
+    import course_utils.pretraining.run as run_module
+
+    resets = []
+    reset = run_module.reset_peak_memory
+    monkeypatch.setattr(run_module, "reset_peak_memory", lambda: resets.append(1) or reset())
     lines = []
     config = PretrainConfig(**TINY, output_dir=str(tmp_path / "oom"))
     result = pretrain(config, echo=lines.append)
+    assert len(resets) == 1 + 2  # the run's start, and after each new plan: the peak is the last plan's
     said = [line for line in lines if line.startswith("Out of GPU memory")]
     assert said == [
         "Out of GPU memory: accumulating twice as many micro-batches of 4 rows from now on.",

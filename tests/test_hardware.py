@@ -57,3 +57,18 @@ def test_captured_output_takes_what_a_child_process_writes_to_the_file_descripto
         subprocess.run([sys.executable, "-c", "import sys; print('to stdout'); print('to stderr', file=sys.stderr)"])
     assert "to stdout" in caught[0] and "to stderr" in caught[0]
     assert "to std" not in "".join(capfd.readouterr())  # nothing reached the real descriptors
+
+
+def test_the_gpu_count_is_the_nodes_though_this_process_sees_one(monkeypatch):
+    # An 8-GPU node on which the notebook's set-up has kept one GPU (CUDA_VISIBLE_DEVICES=0): nvidia-smi still lists 8.
+    import subprocess
+
+    import course_utils.machine as machine
+
+    listing = "".join(f"GPU {i}: NVIDIA H100 80GB HBM3 (UUID: GPU-{i})\n" for i in range(8))
+    monkeypatch.setattr(machine.shutil, "which", lambda name: "/usr/bin/nvidia-smi" if name == "nvidia-smi" else None)
+    monkeypatch.setattr(machine.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, listing, ""))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    assert machine.gpus_on_node() == 8 and describe_device()["gpu_count"] == 8
+    monkeypatch.setattr(machine.shutil, "which", lambda name: None)
+    assert machine.gpus_on_node() == 0  # no nvidia-smi: no NVIDIA GPU to count

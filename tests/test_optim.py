@@ -134,3 +134,15 @@ def test_decay_rule_by_name():
     assert decays("lm_head.weight")
     assert not decays("encoder.final_layer_norm.weight") and not decays("classifier.bias")
     assert not decays("bert.LayerNorm.weight")
+
+
+def test_a_step_keeps_the_rms_on_the_device(monkeypatch):
+    # .item() on a CUDA tensor waits for the GPU: once per tensor per step would stall every step.
+    reads = []
+    real_item = torch.Tensor.item
+    monkeypatch.setattr(torch.Tensor, "item", lambda self: reads.append(1) or real_item(self))
+    weights = [torch.nn.Parameter(torch.randn(8, 8)) for _ in range(3)]
+    for w in weights:
+        w.grad = torch.randn(8, 8)
+    AdamWScale(weights, lr=1e-2).step()
+    assert reads == []
