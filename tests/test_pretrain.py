@@ -339,3 +339,18 @@ def test_the_race_evaluates_on_at_most_ten_batches():
         50,
         83,
     )
+
+
+@pytest.mark.slow
+def test_the_command_runs_from_its_folder_and_the_old_name_forwards_to_it():
+    new = subprocess.run(
+        [sys.executable, "-m", "course_utils.pretraining", "--help"], capture_output=True, text=True, timeout=300
+    )
+    assert new.returncode == 0 and new.stdout.startswith("usage: python -m course_utils.pretraining")
+    old = subprocess.run(
+        [sys.executable, "-m", "course_utils.pretrain", "--help"], capture_output=True, text=True, timeout=300
+    )
+    assert old.returncode == 0 and old.stdout == new.stdout
+    assert old.stderr.strip().endswith(
+        "python -m course_utils.pretrain has moved: run python -m course_utils.pretraining"
+    )
