@@ -233,8 +233,15 @@ print(json.dumps(session.environment))
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     changed = json.loads(done.stdout.strip().splitlines()[-1])
-    assert {k: v for k, v in changed.items() if k != "CUDA_VISIBLE_DEVICES"} == {
+    assert {k: v for k, v in changed.items() if k in OFFLINE_VARIABLES} == {
         k: v for k, v in OFFLINE_VARIABLES.items() if k != "HF_HUB_OFFLINE"
+    }
+    # Besides: one GPU, DeepSpeed told there is none (on a CPU), and, offline, no download bars to show.
+    assert set(changed) - set(OFFLINE_VARIABLES) <= {
+        "CUDA_VISIBLE_DEVICES",
+        "DS_ACCELERATOR",
+        "HF_DATASETS_DISABLE_PROGRESS_BARS",
+        "HF_HUB_DISABLE_PROGRESS_BARS",
     }
 
 
