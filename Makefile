@@ -1,12 +1,14 @@
 # The course's two commands (README, "Quick start"); each creates .venv first if it is missing.
 #   make course   run every notebook in the smoke profile -> outputs/smoke/report.md
-#   make test     unit tests, the full-profile rehearsal, then every notebook and lab solution under nbval, all
+#   make test     ruff, unit tests, the full-profile rehearsal, then every notebook and lab solution under nbval, all
 #                 offline (it installs Debian's chromium for the labs' browser test if it is missing)
-#   make test-fast the unit tests without subprocess launches, notebooks or pretraining runs (under 3 minutes)
+#   make test-fast ruff (lint and format check), then the unit tests without subprocess launches, notebooks or
+#                 pretraining runs (under 3 minutes)
 #   make rehearse the full profile at full size on this machine: prefetch from a Hub server on
 #                 127.0.0.1 (olah), then an offline `course run --profile full --quick`
 #   make wheels   (where pip reaches an index) the packages a bare GPU node lacks, as wheels in .whl/
-#   make gpu-check OUT=folder   (on the GPU node) the GPU check with the node's own python3 and .whl/
+#   make gpu-check OUT=folder   (on the GPU node) the GPU check with the node's own python3 and .whl/, installed
+#                 once into .whl/site inside the check's 6 minutes
 #   make gpu-check-rehearsal    the GPU check, tiny, in a venv like such a node (.venv-node) here
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 # Bytecode is compiled once, at install, in parallel (pip's own compile is serial): where PYTHONDONTWRITEBYTECODE
@@ -61,9 +63,13 @@ $(CHROMIUM):
 	apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
 
 test: $(STAMP) $(HUB_STAMP) $(CHROMIUM)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest $(NBVAL)
 
 test-fast: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest tests -m "not slow and not gpu"
 
 benchmark: $(STAMP)
@@ -90,17 +96,16 @@ wheels: $(STAMP)
 	$(BIN)/python benchmarks/gpu_check.py --list-wheels $(WHEELS)
 
 gpu-check:
-	@if ls $(WHEELS)/*.whl >/dev/null 2>&1; then \
-	  $(NODE_PYTHON) -m pip install --quiet --no-index --no-deps --no-compile --upgrade --target $(WHEELS)/site \
-	    $(WHEELS)/*.whl && $(NODE_PYTHON) $(COMPILE) $(WHEELS)/site; \
-	else echo "no wheels in $(WHEELS)/ (make wheels, where pip reaches an index): using $(NODE_PYTHON)'s packages"; fi
-	PYTHONPATH="$(abspath $(WHEELS))/site$${PYTHONPATH:+:$$PYTHONPATH}" $(NODE_PYTHON) benchmarks/gpu_check.py \
-	  --out $(OUT) $(GPU_CHECK_FLAGS)
+	@ls $(WHEELS)/*.whl >/dev/null 2>&1 || echo "no wheels in $(WHEELS)/ (make wheels, where pip reaches an index): using $(NODE_PYTHON)'s packages"
+	$(NODE_PYTHON) benchmarks/gpu_check.py --out $(OUT) --wheels $(WHEELS) $(GPU_CHECK_FLAGS)
 
 # A venv like a bare GPU node's Python (benchmarks/gpu_node.txt), to rehearse the check here.
 NODE_VENV := .venv-node
+# A python3.12 that runs: `command -v` alone can find a pyenv shim that exits 127.
+PYTHON312 = $(shell python3.12 -c 'import sys; print(sys.executable)' 2>/dev/null)
 $(NODE_VENV)/.installed: benchmarks/gpu_node.txt
-	test -x $(NODE_VENV)/bin/python || $$(command -v python3.12) -m venv $(NODE_VENV)
+	@test -n "$(PYTHON312)" || { echo "make node-venv needs a python3.12 that runs (python3.12 -c 'import sys' failed)."; exit 1; }
+	test -x $(NODE_VENV)/bin/python || $(PYTHON312) -m venv $(NODE_VENV)
 	$(NODE_VENV)/bin/python -m pip install --quiet -r benchmarks/gpu_node.txt
 	touch $@
 

@@ -27,8 +27,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="comma-separated notebook numbers (default: all)")
     parser.add_argument("--budget", type=float, default=720.0, help="seconds the lessons should take")
     parser.add_argument("--lab-budget", type=float, default=120.0, help="seconds each lab should take")
-    parser.add_argument("--fresh-cache", action="store_true",
-                        help="an empty stand-in and warm-up cache (COURSE_CACHE_DIR), as in a fresh clone")
+    parser.add_argument(
+        "--fresh-cache",
+        action="store_true",
+        help="an empty stand-in and warm-up cache (COURSE_CACHE_DIR), as in a fresh clone",
+    )
     args = parser.parse_args(argv)
     notebooks = find_notebooks(notebooks_dir(), args.only.split(","), labs=True)
     with tempfile.TemporaryDirectory(prefix="course-bench-") as out:
@@ -45,12 +48,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'total (wall, incl. kernel starts)':<34} {'':<7} {wall:>8.1f}")
     print(f"{'  lessons':<34} {'':<7} {lessons:>8.1f}")
     print(f"{'  labs':<34} {'':<7} {labs:>8.1f}")
-    print(f"lessons against the budget of {args.budget:.0f} s: {'within' if lessons <= args.budget else 'OVER'} "
-          f"({lessons / args.budget:.0%} of it)")
+    print(
+        f"lessons against the budget of {args.budget:.0f} s: {'within' if lessons <= args.budget else 'OVER'} "
+        f"({lessons / args.budget:.0%} of it)"
+    )
     slowest = max((r for r in results if is_lab(r.name)), key=lambda r: r.seconds, default=None)
     if slowest:
-        print(f"slowest lab {slowest.name}: {slowest.seconds:.1f} s, "
-              f"{'within' if slowest.seconds <= args.lab_budget else 'OVER'} its budget of {args.lab_budget:.0f} s")
+        print(
+            f"slowest lab {slowest.name}: {slowest.seconds:.1f} s, "
+            f"{'within' if slowest.seconds <= args.lab_budget else 'OVER'} its budget of {args.lab_budget:.0f} s"
+        )
     return 0 if all(r.ok for r in results) else 1
 
 

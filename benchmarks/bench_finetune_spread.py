@@ -35,7 +35,7 @@ def sign_test(wins: int, losses: int) -> float:
     n, k = wins + losses, min(wins, losses)
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
     return min(1.0, 2 * tail)
 
 
@@ -82,14 +82,21 @@ def main(argv: list[str] | None = None) -> int:
                 figures = launch(config)
             saved = json.loads(Path(figures["answers_file"]).read_text())
             results[name] = {"group": group, **figures, **saved}
-            print(f"{name}: accuracy {figures['accuracy']:.3f}, mean training loss {figures['train_loss']:.4f}", flush=True)
+            print(
+                f"{name}: accuracy {figures['accuracy']:.3f}, mean training loss {figures['train_loss']:.4f}",
+                flush=True,
+            )
 
     first_name, first = next(iter(results.items()))
     truth = first["truth"]
-    print(f"\nlesson 01's fine-tune ({args.profile} profile, fp32), {len(truth)} held-out reviews; each run against "
-          f"'{first_name}':")
-    print(f"{'run':<28} {'accuracy':>8} {'loss':>8} {'max rel. loss diff':>18} {'answers differ':>14} "
-          f"{'first right / other right':>25} {'sign test p':>11}")
+    print(
+        f"\nlesson 01's fine-tune ({args.profile} profile, fp32), {len(truth)} held-out reviews; each run against "
+        f"'{first_name}':"
+    )
+    print(
+        f"{'run':<28} {'accuracy':>8} {'loss':>8} {'max rel. loss diff':>18} {'answers differ':>14} "
+        f"{'first right / other right':>25} {'sign test p':>11}"
+    )
     small_p = []
     for name, run in results.items():
         first_losses, losses = dict(map(tuple, first["losses"])), dict(map(tuple, run["losses"]))
@@ -101,17 +108,25 @@ def main(argv: list[str] | None = None) -> int:
         p = sign_test(first_right, other_right)
         if run is not first and p < 0.05:
             small_p.append(name)
-        print(f"{name:<28} {run['accuracy']:>8.3f} {run['train_loss']:>8.4f} {gap:>18.2e} {len(differ):>14} "
-              f"{f'{first_right} / {other_right}':>25} {p:>11.3f}")
-    for group, what in (("rounding", "the same steps, sums added in another order"),
-                        ("seed", "other seeds: other training samples and batch orders")):
+        print(
+            f"{name:<28} {run['accuracy']:>8.3f} {run['train_loss']:>8.4f} {gap:>18.2e} {len(differ):>14} "
+            f"{f'{first_right} / {other_right}':>25} {p:>11.3f}"
+        )
+    for group, what in (
+        ("rounding", "the same steps, sums added in another order"),
+        ("seed", "other seeds: other training samples and batch orders"),
+    ):
         accuracies = [run["accuracy"] for run in results.values() if run["group"] == group]
         spread = statistics.stdev(accuracies) if len(accuracies) > 1 else 0.0
-        print(f"{what}: accuracy {min(accuracies):.3f} to {max(accuracies):.3f} over {len(accuracies)} runs "
-              f"(standard deviation {spread:.3f})")
-    print(f"a sign test on the reviews calls {len(small_p)} of {len(results) - 1} runs different from the first at "
-          f"p < 0.05 ({', '.join(small_p) or 'none'}): it asks whether these two models differ on such reviews, not "
-          "whether another run of the same recipe would")
+        print(
+            f"{what}: accuracy {min(accuracies):.3f} to {max(accuracies):.3f} over {len(accuracies)} runs "
+            f"(standard deviation {spread:.3f})"
+        )
+    print(
+        f"a sign test on the reviews calls {len(small_p)} of {len(results) - 1} runs different from the first at "
+        f"p < 0.05 ({', '.join(small_p) or 'none'}): it asks whether these two models differ on such reviews, not "
+        "whether another run of the same recipe would"
+    )
     return 0
 
 

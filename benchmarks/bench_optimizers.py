@@ -32,16 +32,29 @@ def run(profile_name: str, steps: int, learning_rate: float) -> dict[tuple[str, 
     from course_utils.environment import start_session
 
     session = start_session(profile_name, tempfile.mkdtemp(prefix="bench-optimizers-"))
-    from course_utils.pretrain_config import PretrainConfig
-    from course_utils.pretrain import pretrain
-    from course_utils.pretrain_race import pretrain_variants
+    from course_utils.pretraining.config import PretrainConfig
+    from course_utils.pretraining.loop import pretrain
+    from course_utils.pretraining.race import pretrain_variants
 
-    config = PretrainConfig.for_profile(session.profile, str(session.output_dir), learning_rate=learning_rate, total_steps=steps,
-                             eval_every=max(steps // 4, 1), checkpoint_every=0)
-    variants = {(optimizer, schedule): dict(optimizer=optimizer, lr_scheduler=schedule)
-                for optimizer in OPTIMIZERS for schedule in SCHEDULES}
-    results = pretrain_variants(pretrain, config, {" + ".join(key): changes for key, changes in variants.items()},
-                                echo=lambda line: print(line, flush=True))
+    config = PretrainConfig.for_profile(
+        session.profile,
+        str(session.output_dir),
+        learning_rate=learning_rate,
+        total_steps=steps,
+        eval_every=max(steps // 4, 1),
+        checkpoint_every=0,
+    )
+    variants = {
+        (optimizer, schedule): dict(optimizer=optimizer, lr_scheduler=schedule)
+        for optimizer in OPTIMIZERS
+        for schedule in SCHEDULES
+    }
+    results = pretrain_variants(
+        pretrain,
+        config,
+        {" + ".join(key): changes for key, changes in variants.items()},
+        echo=lambda line: print(line, flush=True),
+    )
     figures = {}
     for key in variants:
         result = results[" + ".join(key)]
@@ -57,14 +70,19 @@ def print_table(figures: dict, steps: int) -> None:
     print("| optimizer | " + " | ".join(SCHEDULES) + " |")
     print("|---|" + "---:|" * len(SCHEDULES))
     for optimizer in OPTIMIZERS:
-        cells = [f"{figures[(optimizer, s)]['final']:.3f}" + (" (diverged)" if figures[(optimizer, s)]["diverged"] else "")
-                 for s in SCHEDULES]
+        cells = [
+            f"{figures[(optimizer, s)]['final']:.3f}" + (" (diverged)" if figures[(optimizer, s)]["diverged"] else "")
+            for s in SCHEDULES
+        ]
         print(f"| {optimizer} | " + " | ".join(cells) + " |")
     best = min((f["final"], key) for key, f in figures.items() if not f["diverged"])
     print(f"\nbest: {best[1][0]} + {best[1][1]} ({best[0]:.3f})")
     print("\ntrajectories (step: NLL):")
     for (optimizer, schedule), f in figures.items():
-        print(f"  {optimizer} + {schedule}: " + ", ".join(f"{step}: {value:.2f}" for step, value in sorted(f["nll"].items())))
+        print(
+            f"  {optimizer} + {schedule}: "
+            + ", ".join(f"{step}: {value:.2f}" for step, value in sorted(f["nll"].items()))
+        )
 
 
 def main() -> int:

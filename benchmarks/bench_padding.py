@@ -27,8 +27,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a benchmark script, not library 
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 import torch  # noqa: E402
-from transformers import (DataCollatorForSeq2Seq, DataCollatorWithPadding, T5Config,  # noqa: E402
-                          T5ForConditionalGeneration)
+from transformers import (
+    DataCollatorForSeq2Seq,
+    DataCollatorWithPadding,
+    T5Config,  # noqa: E402
+    T5ForConditionalGeneration,
+)
 from transformers.trainer_pt_utils import LengthGroupedSampler  # noqa: E402
 
 from course_utils.data import load_imdb  # noqa: E402
@@ -38,13 +42,24 @@ from course_utils.sentiment_trainer import tokenize_pairs
 
 PREFIX = "sst2 sentence: "
 # t5-small's published config (60M parameters); the vocabulary covers the stand-in tokenizer's ids.
-T5_SMALL = dict(d_model=512, d_ff=2048, d_kv=64, num_heads=8, num_layers=6, num_decoder_layers=6,
-                feed_forward_proj="relu", vocab_size=32128, decoder_start_token_id=0, pad_token_id=0,
-                eos_token_id=1)
+T5_SMALL = dict(
+    d_model=512,
+    d_ff=2048,
+    d_kv=64,
+    num_heads=8,
+    num_layers=6,
+    num_decoder_layers=6,
+    feed_forward_proj="relu",
+    vocab_size=32128,
+    decoder_start_token_id=0,
+    pad_token_id=0,
+    eos_token_id=1,
+)
 
 
 def original_batches(split, tokenizer, batch_size, steps, seed):
     """The original course: padding=True inside .map (1,000 rows per call), then DataCollatorWithPadding."""
+
     def encode(batch):
         enc = tokenizer([PREFIX + t for t in batch["text"]], padding=True, truncation=True, max_length=512)
         enc["labels"] = tokenizer(batch["label_text"], padding=True)["input_ids"]  # pad id 0, not -100
@@ -53,7 +68,7 @@ def original_batches(split, tokenizer, batch_size, steps, seed):
     mapped = split.map(encode, batched=True, batch_size=1000, remove_columns=split.column_names)
     collator = DataCollatorWithPadding(tokenizer)
     order = torch.randperm(len(mapped), generator=torch.Generator().manual_seed(seed)).tolist()
-    return [collator([mapped[i] for i in order[s * batch_size:(s + 1) * batch_size]]) for s in range(steps)]
+    return [collator([mapped[i] for i in order[s * batch_size : (s + 1) * batch_size]]) for s in range(steps)]
 
 
 def lesson_batches(split, tokenizer, model, batch_size, steps, seed):
@@ -63,7 +78,7 @@ def lesson_batches(split, tokenizer, model, batch_size, steps, seed):
     sampler = LengthGroupedSampler(batch_size, lengths=lengths, generator=torch.Generator().manual_seed(seed))
     order = list(sampler)
     collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100)
-    return [collator([tokenized[i] for i in order[s * batch_size:(s + 1) * batch_size]]) for s in range(steps)]
+    return [collator([tokenized[i] for i in order[s * batch_size : (s + 1) * batch_size]]) for s in range(steps)]
 
 
 def time_training(batches, seed) -> tuple[float, int, list[int]]:
@@ -97,24 +112,31 @@ def main() -> None:
     train = splits["train"]
     # verbose=False: measuring reviews longer than the model's limit is the point here
     lengths = [len(ids) for ids in tokenizer([PREFIX + t for t in train["text"]], verbose=False).input_ids]
-    print(f"data: {len(train)} reviews, tokens per review median {statistics.median(lengths):.0f}, "
-          f"mean {statistics.mean(lengths):.0f}, {sum(n > 512 for n in lengths) / len(lengths):.1%} past 512")
+    print(
+        f"data: {len(train)} reviews, tokens per review median {statistics.median(lengths):.0f}, "
+        f"mean {statistics.mean(lengths):.0f}, {sum(n > 512 for n in lengths) / len(lengths):.1%} past 512"
+    )
     model_for_collator = T5ForConditionalGeneration(T5Config(**T5_SMALL))
     recipes = {
         "original (pad in .map)": original_batches(train, tokenizer, args.batch_size, args.steps, args.seed),
-        "lesson 01 (dynamic, grouped)": lesson_batches(train, tokenizer, model_for_collator, args.batch_size,
-                                                       args.steps, args.seed),
+        "lesson 01 (dynamic, grouped)": lesson_batches(
+            train, tokenizer, model_for_collator, args.batch_size, args.steps, args.seed
+        ),
     }
     del model_for_collator
     rates = {}
-    print(f"t5-small architecture, random init, fp32, {torch.get_num_threads()} CPU threads, "
-          f"batch {args.batch_size}, {args.steps} steps each")
+    print(
+        f"t5-small architecture, random init, fp32, {torch.get_num_threads()} CPU threads, "
+        f"batch {args.batch_size}, {args.steps} steps each"
+    )
     for name, batches in recipes.items():
         seconds, useful, widths = time_training(batches, args.seed)
         rates[name] = useful / seconds
-        print(f"{name:<30} {rates[name]:>8.0f} useful tokens/s   {seconds:6.1f} s   "
-              f"padded width mean {statistics.mean(widths):.0f}   useful share "
-              f"{useful / sum(w * args.batch_size for w in widths):.0%}")
+        print(
+            f"{name:<30} {rates[name]:>8.0f} useful tokens/s   {seconds:6.1f} s   "
+            f"padded width mean {statistics.mean(widths):.0f}   useful share "
+            f"{useful / sum(w * args.batch_size for w in widths):.0%}"
+        )
     original, lesson = rates.values()
     print(f"ratio lesson/original: {lesson / original:.2f}x   (goal: >= 2x)")
 

@@ -34,13 +34,13 @@ import time
 from itertools import islice
 from pathlib import Path
 
-A100_ROWS_PER_S = 128 / 0.56   # nanoT5's bf16 + compile step on an A100
-H100_ROWS_PER_S = 128 / 0.25   # about 0.25 s per step on an H100-class GPU
+A100_ROWS_PER_S = 128 / 0.56  # nanoT5's bf16 + compile step on an A100
+H100_ROWS_PER_S = 128 / 0.25  # about 0.25 s per step on an H100-class GPU
 
 
 def write_corpus(profile, folder: Path, copies: int) -> str:
     """The profile's C4 train and validation documents; smoke's are repeated ``copies`` times."""
-    from course_utils.pretrain_data import iter_texts
+    from course_utils.pretraining.data import iter_texts
 
     if profile.c4.config is not None:  # a Hub data set: read as it is
         return profile.c4.path
@@ -55,7 +55,7 @@ def write_corpus(profile, folder: Path, copies: int) -> str:
 
 def rows_per_second(stream, workers: int, batches: int) -> tuple[float, float]:
     """(rows per second over ``batches`` batches after the first, seconds to the first batch)."""
-    from course_utils.pretrain_data import batch_loader, start_batches, stop_batches
+    from course_utils.pretraining.data import batch_loader, start_batches, stop_batches
 
     loader = batch_loader(stream, workers)
     start = time.perf_counter()
@@ -75,8 +75,8 @@ def resume_seconds(make_stream, workers: int, position: int) -> tuple[float, flo
     batch, whether that batch is the one the uninterrupted loader made next)."""
     import torch
 
-    from course_utils.checkpoints import loader_state, restore_loader
-    from course_utils.pretrain_data import batch_loader, start_batches, stop_batches
+    from course_utils.pretraining.checkpoints import loader_state, restore_loader
+    from course_utils.pretraining.data import batch_loader, start_batches, stop_batches
 
     loader = batch_loader(make_stream(), workers)
     start = time.perf_counter()
@@ -99,7 +99,7 @@ def resume_seconds(make_stream, workers: int, position: int) -> tuple[float, flo
 def shuffles_after_resume(source, block: int, resume_at: int, compare: int) -> int:
     """Documents among the ``compare`` after ``resume_at`` that differ from an uninterrupted pass,
     with datasets' shuffle buffer resumed from its ``state_dict``."""
-    from course_utils.pretrain_data import document_stream
+    from course_utils.pretraining.data import document_stream
 
     def shuffled():
         return document_stream(source, "train").shuffle(seed=0, buffer_size=block)
@@ -116,7 +116,9 @@ def shuffles_after_resume(source, block: int, resume_at: int, compare: int) -> i
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", default="smoke", help="whose tokenizer and data (smoke: the stand-in on the sample corpus)")
+    parser.add_argument(
+        "--profile", default="smoke", help="whose tokenizer and data (smoke: the stand-in on the sample corpus)"
+    )
     parser.add_argument("--workers", type=int, nargs="+", default=[0, 1, 2], help="DataLoader workers to time")
     parser.add_argument("--batches", type=int, default=60, help="batches timed after the first")
     parser.add_argument("--copies", type=int, default=20, help="smoke: times the sample corpus is repeated")
@@ -128,40 +130,50 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         session = start_session(args.profile, scratch)  # offline switches before the HF imports below
         from course_utils.models import load_tokenizer
-        from course_utils.pretrain_config import PretrainConfig
-        from course_utils.pretrain_run import corrupted_batches
+        from course_utils.pretraining.config import PretrainConfig
+        from course_utils.pretraining.data import corrupted_batches
         from course_utils.configs import DataSource
 
         profile = session.profile
         data_path = write_corpus(profile, Path(scratch) / "c4", args.copies)
         # The recipe's batch and lengths (PretrainConfig's defaults); only the data and tokenizer are the profile's.
-        config = PretrainConfig(model_name=profile.models["t5_v1_1_base"], data_path=data_path,
-                                data_config=profile.c4.config)
+        config = PretrainConfig(
+            model_name=profile.models["t5_v1_1_base"], data_path=data_path, data_config=profile.c4.config
+        )
         tokenizer = load_tokenizer(config.model_name)
 
         def make_stream():
             return corrupted_batches(config, tokenizer, "train", config.seed)
 
-        print(f"profile {profile.name}, tokenizer {config.model_name} ({len(tokenizer):,} ids), {os.cpu_count()} CPUs; "
-              f"batches of {config.batch_size} rows, {config.input_length} inputs / "
-              f"{make_stream().collator.target_length} targets from {make_stream().raw_length} raw tokens")
+        print(
+            f"profile {profile.name}, tokenizer {config.model_name} ({len(tokenizer):,} ids), {os.cpu_count()} CPUs; "
+            f"batches of {config.batch_size} rows, {config.input_length} inputs / "
+            f"{make_stream().collator.target_length} targets from {make_stream().raw_length} raw tokens"
+        )
         print(f"{'workers':>7} {'rows/s':>8} {'x A100 (229/s)':>15} {'x H100 (510/s)':>15} {'first batch s':>14}")
         for workers in args.workers:
             rate, first = rows_per_second(make_stream(), workers, args.batches)
-            print(f"{workers:>7} {rate:>8.0f} {rate / A100_ROWS_PER_S:>15.2f} {rate / H100_ROWS_PER_S:>15.2f} "
-                  f"{first:>14.2f}", flush=True)
+            print(
+                f"{workers:>7} {rate:>8.0f} {rate / A100_ROWS_PER_S:>15.2f} {rate / H100_ROWS_PER_S:>15.2f} "
+                f"{first:>14.2f}",
+                flush=True,
+            )
         workers = max(args.workers)
         replay, restored, same = resume_seconds(make_stream, workers, args.resume_at)
-        print(f"resume after {args.resume_at} batches ({args.resume_at * config.batch_size:,} rows) with {workers} "
-              f"worker(s): {restored:.2f} s to the first batch from the checkpoint's position (the batch an "
-              f"uninterrupted run makes next: {same}); making those batches took {replay:.1f} s")
+        print(
+            f"resume after {args.resume_at} batches ({args.resume_at * config.batch_size:,} rows) with {workers} "
+            f"worker(s): {restored:.2f} s to the first batch from the checkpoint's position (the batch an "
+            f"uninterrupted run makes next: {same}); making those batches took {replay:.1f} s"
+        )
         block = 1000
         source = DataSource(data_path, profile.c4.config, config.text_column)
         differ = shuffles_after_resume(source, block, resume_at=2500, compare=2000)
-        print(f"documents 2,501-4,500 of a pass, resumed at document 2,500 with a {block}-document buffer: "
-              f"{differ:,} of 2,000 differ from the uninterrupted pass with datasets' shuffle buffer (its "
-              "state_dict does not keep the buffer); the course's block shuffle resumes exactly (above, and "
-              "tests/test_pretrain_data.py)")
+        print(
+            f"documents 2,501-4,500 of a pass, resumed at document 2,500 with a {block}-document buffer: "
+            f"{differ:,} of 2,000 differ from the uninterrupted pass with datasets' shuffle buffer (its "
+            "state_dict does not keep the buffer); the course's block shuffle resumes exactly (above, and "
+            "tests/test_pretrain_data.py)"
+        )
     return 0
 
 

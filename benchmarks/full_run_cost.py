@@ -34,12 +34,12 @@ sys.path.insert(0, str(ROOT / "tests" / "rehearsal"))
 from hub_repos import PUBLISHED_CONFIGS  # noqa: E402
 
 PEAK_TFLOPS = {"A100": 312.0, "H100/H200": 989.0}
-NANOT5_SECONDS_PER_STEP_A100 = 0.56           # nanoT5's README: bf16 + torch.compile, one A100
+NANOT5_SECONDS_PER_STEP_A100 = 0.56  # nanoT5's README: bf16 + torch.compile, one A100
 IMDB_TRAIN, IMDB_TEST = 25_000, 25_000
 # Assumed: T5 pieces per IMDB review after the 512 cut (about 230 words at ~1.3 pieces per word).
 # Notebook 01's histogram shows the real figure on your run; the time scales with it.
 IMDB_MEAN_TOKENS = 300
-ANSWER_TOKENS = 3                               # "positive" / "negative" and </s>
+ANSWER_TOKENS = 3  # "positive" / "negative" and </s>
 NOTEBOOK_PRETRAIN_STEPS, RECIPE_STEPS, BATCH, INPUTS, TARGETS = 6000, 65536, 128, 512, 114
 # Generation runs one decoding step after another. Counted from the notebooks' settings: accuracy in
 # batches of 64 reviews (FinetuneConfig.generate_batch_size) of 3 answer tokens; lesson 03's 100 articles
@@ -64,11 +64,19 @@ def t5_weights(name: str) -> dict[str, int]:
             untie_output_layer(model)
 
     def matrices(module) -> int:
-        return sum(p.numel() for n, p in module.named_parameters() if p.dim() == 2 and "embed_tokens" not in n
-                   and "relative_attention_bias" not in n)
+        return sum(
+            p.numel()
+            for n, p in module.named_parameters()
+            if p.dim() == 2 and "embed_tokens" not in n and "relative_attention_bias" not in n
+        )
 
-    return {"encoder": matrices(model.encoder), "decoder": matrices(model.decoder),
-            "output": model.lm_head.weight.numel(), "layers": config.num_layers, "inner": config.num_heads * config.d_kv}
+    return {
+        "encoder": matrices(model.encoder),
+        "decoder": matrices(model.decoder),
+        "output": model.lm_head.weight.numel(),
+        "layers": config.num_layers,
+        "inner": config.num_heads * config.d_kv,
+    }
 
 
 def row_flops(w: dict, inputs: int, targets: int) -> float:
@@ -95,11 +103,13 @@ def accuracy_steps(runs: int) -> int:
 
 
 def decoding_steps() -> dict[str, int]:
-    return {"01 (1 epoch of t5-small, accuracy twice)": accuracy_steps(2),
-            "02 (the same, plain and under ZeRO)": accuracy_steps(2),
-            "03 (summaries of 100 articles, six passes)": SUMMARY_PASSES * -(-ARTICLES // SUMMARY_BATCH) * NEW_TOKENS,
-            "04 (6,000 pretraining steps, 2 fine-tunes of T5 v1.1 base)": accuracy_steps(2),
-            "the recipe's command (65,536 steps)": 0}
+    return {
+        "01 (1 epoch of t5-small, accuracy twice)": accuracy_steps(2),
+        "02 (the same, plain and under ZeRO)": accuracy_steps(2),
+        "03 (summaries of 100 articles, six passes)": SUMMARY_PASSES * -(-ARTICLES // SUMMARY_BATCH) * NEW_TOKENS,
+        "04 (6,000 pretraining steps, 2 fine-tunes of T5 v1.1 base)": accuracy_steps(2),
+        "the recipe's command (65,536 steps)": 0,
+    }
 
 
 def notebook_flops() -> dict[str, float]:
@@ -125,8 +135,12 @@ def measured_table(checked: dict) -> list[str]:
     step (128 rows) and decoding steps, times the step counts above. Parts that did not run stay out."""
     parts = {name: part["figures"] for name, part in checked["parts"].items() if part.get("status") == "ok"}
     device = parts.get("environment", {}).get("device", {}).get("gpu_name", "a GPU")
-    lines = [f"Measured by the GPU check on {device}, {checked['when']}:", "",
-             "| notebook | measured steps x their time | measured | estimated or left out |", "|---|---:|---|---|"]
+    lines = [
+        f"Measured by the GPU check on {device}, {checked['when']}:",
+        "",
+        "| notebook | measured steps x their time | measured | estimated or left out |",
+        "|---|---:|---|---|",
+    ]
     finetune, pretraining, decoding = parts.get("finetune_step"), parts.get("pretrain_step"), parts.get("decoding")
     epoch_steps = -(-IMDB_TRAIN // 16)
     decode_ms = {key: row["ms_per_step"] for key, row in (decoding or {}).items()}
@@ -142,8 +156,11 @@ def measured_table(checked: dict) -> list[str]:
     if finetune:
         epoch = epoch_steps * finetune["seconds_per_step"]
         name = "01 (1 epoch of t5-small, accuracy twice)"
-        rows[name] = (epoch + decode(name, "t5-small, beam 4"), "fine-tune step (16 x 512, an upper bound: reviews "
-                      "average fewer tokens), decoding step of t5-small", "accuracy decoding is greedy, not beam 4")
+        rows[name] = (
+            epoch + decode(name, "t5-small, beam 4"),
+            "fine-tune step (16 x 512, an upper bound: reviews average fewer tokens), decoding step of t5-small",
+            "accuracy decoding is greedy, not beam 4",
+        )
         name = "02 (the same, plain and under ZeRO)"
         rows[name] = (2 * epoch + decode(name, "t5-small, beam 4"), "the same, twice", "ZeRO's own overhead")
     if decode_ms:
@@ -151,10 +168,16 @@ def measured_table(checked: dict) -> list[str]:
         rows[name] = (decode(name, None), "decoding steps of t5-small, t5-base, GPT-2 (mean)", "-")
     if pretraining:
         name = "04 (6,000 pretraining steps, 2 fine-tunes of T5 v1.1 base)"
-        rows[name] = (NOTEBOOK_PRETRAIN_STEPS * pretraining["seconds_per_step"] + decode(name, "t5-base, beam 4"),
-                      "pretraining step (128 rows, bf16, compile)", "the 2 fine-tunes (see the FLOP table)")
-        rows["the recipe's command (65,536 steps)"] = (RECIPE_STEPS * pretraining["seconds_per_step"],
-                                                       "pretraining step", "evaluations and checkpoints")
+        rows[name] = (
+            NOTEBOOK_PRETRAIN_STEPS * pretraining["seconds_per_step"] + decode(name, "t5-base, beam 4"),
+            "pretraining step (128 rows, bf16, compile)",
+            "the 2 fine-tunes (see the FLOP table)",
+        )
+        rows["the recipe's command (65,536 steps)"] = (
+            RECIPE_STEPS * pretraining["seconds_per_step"],
+            "pretraining step",
+            "evaluations and checkpoints",
+        )
     for name, (seconds, what, rest) in rows.items():
         lines.append(f"| {name} | {_duration(seconds)} | {what} | {rest} |")
     return lines
@@ -165,21 +188,33 @@ def main() -> int:
     v11 = t5_weights("google/t5-v1_1-base")
     step = BATCH * row_flops(v11, INPUTS, TARGETS)
     print(f"T5 v1.1 base: {v11['encoder']:,} encoder + {v11['decoder']:,} decoder + {v11['output']:,} output weights")
-    print(f"nanoT5's step: {BATCH} rows x row_flops = {step:.3e} FLOPs; in {NANOT5_SECONDS_PER_STEP_A100} s on an "
-          f"A100 that is {step / NANOT5_SECONDS_PER_STEP_A100 / 1e12:.0f} TFLOP/s = {share:.0%} of its "
-          f"{PEAK_TFLOPS['A100']:.0f} TFLOP/s peak")
-    print(f"t5-small, one IMDB epoch: {IMDB_TRAIN:,} reviews x {IMDB_MEAN_TOKENS} tokens (assumed mean) -> "
-          f"{IMDB_TRAIN * row_flops(t5_weights('t5-small'), IMDB_MEAN_TOKENS, ANSWER_TOKENS):.2e} FLOPs\n")
+    print(
+        f"nanoT5's step: {BATCH} rows x row_flops = {step:.3e} FLOPs; in {NANOT5_SECONDS_PER_STEP_A100} s on an "
+        f"A100 that is {step / NANOT5_SECONDS_PER_STEP_A100 / 1e12:.0f} TFLOP/s = {share:.0%} of its "
+        f"{PEAK_TFLOPS['A100']:.0f} TFLOP/s peak"
+    )
+    print(
+        f"t5-small, one IMDB epoch: {IMDB_TRAIN:,} reviews x {IMDB_MEAN_TOKENS} tokens (assumed mean) -> "
+        f"{IMDB_TRAIN * row_flops(t5_weights('t5-small'), IMDB_MEAN_TOKENS, ANSWER_TOKENS):.2e} FLOPs\n"
+    )
     low, high = STEP_MS_RANGE
-    print("| notebook | FLOPs (training and scoring) | " + " | ".join(f"{gpu} at {share:.0%} of peak" for gpu in PEAK_TFLOPS)
-          + f" | decoding steps | at {low}-{high} ms a step (assumed) |")
+    print(
+        "| notebook | FLOPs (training and scoring) | "
+        + " | ".join(f"{gpu} at {share:.0%} of peak" for gpu in PEAK_TFLOPS)
+        + f" | decoding steps | at {low}-{high} ms a step (assumed) |"
+    )
     print("|---|---:|" + "---:|" * (len(PEAK_TFLOPS) + 2))
     steps = decoding_steps()
     for name, flops in notebook_flops().items():
         times = [flops / (peak * 1e12 * share) for peak in PEAK_TFLOPS.values()]
-        decode = f"{_duration(steps[name] * low / 1000)} to {_duration(steps[name] * high / 1000)}" if steps[name] else "-"
-        print(f"| {name} | {f'{flops:.2e}' if flops else '-'} | " + " | ".join(_duration(t) if flops else "-" for t in times)
-              + f" | {steps[name]:,} | {decode} |")
+        decode = (
+            f"{_duration(steps[name] * low / 1000)} to {_duration(steps[name] * high / 1000)}" if steps[name] else "-"
+        )
+        print(
+            f"| {name} | {f'{flops:.2e}' if flops else '-'} | "
+            + " | ".join(_duration(t) if flops else "-" for t in times)
+            + f" | {steps[name]:,} | {decode} |"
+        )
     print()
     from gpu_check import MEASURED  # what gpu_check.py --record keeps
 
@@ -191,7 +226,13 @@ def main() -> int:
 
 
 def _duration(seconds: float) -> str:
-    return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
+    return (
+        f"{seconds / 3600:.1f} h"
+        if seconds >= 3600
+        else f"{seconds / 60:.0f} min"
+        if seconds >= 60
+        else f"{seconds:.0f} s"
+    )
 
 
 if __name__ == "__main__":

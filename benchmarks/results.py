@@ -62,9 +62,19 @@ def figures_only(output: str) -> str:
 
 
 def section(name: str, command: str, output: str, when: datetime) -> str:
-    return "\n".join([START.format(name=name), f"## {name}", "",
-                      f"`{command}` on {machine()}, {when:%Y-%m-%d %H:%M} UTC:", "",
-                      "```text", figures_only(output).rstrip(), "```", END.format(name=name)])
+    return "\n".join(
+        [
+            START.format(name=name),
+            f"## {name}",
+            "",
+            f"`{command}` on {machine()}, {when:%Y-%m-%d %H:%M} UTC:",
+            "",
+            "```text",
+            figures_only(output).rstrip(),
+            "```",
+            END.format(name=name),
+        ]
+    )
 
 
 def write_section(name: str, text: str) -> None:

@@ -1,10 +1,10 @@
 """The ``course`` command: run the notebooks, or prefetch the full profile's downloads.
 
-    course run                              # every notebook, smoke profile, outputs/smoke/
-    course run --profile full --only 01,03  # two lessons on a GPU node
-    course run --profile full --quick       # every lesson at full size, rows and steps capped: minutes
-    course run --labs --only 01L            # the lab solutions too (instructors), here lab 01L alone
-    course prefetch --profile full          # fill the Hugging Face cache before going offline
+course run                              # every notebook, smoke profile, outputs/smoke/
+course run --profile full --only 01,03  # two lessons on a GPU node
+course run --profile full --quick       # every lesson at full size, rows and steps capped: minutes
+course run --labs --only 01L            # the lab solutions too (instructors), here lab 01L alone
+course prefetch --profile full          # fill the Hugging Face cache before going offline
 """
 
 from __future__ import annotations
@@ -28,27 +28,51 @@ def _parser() -> argparse.ArgumentParser:
     default_profile = os.environ.get("COURSE_PROFILE", "smoke")
 
     run = sub.add_parser("run", help="execute the notebooks in order with papermill")
-    run.add_argument("--profile", choices=PROFILE_NAMES, default=default_profile,
-                     help="smoke: offline CPU stand-ins (default); full: Hub models on a GPU")
-    run.add_argument("--only", default="",
-                     help="comma-separated notebook numbers or names, e.g. 01,03 (default: all)")
-    run.add_argument("--output-dir", type=Path, default=None,
-                     help="where executed notebooks, metrics.json and report.md go "
-                          "(default: outputs/<profile>)")
-    run.add_argument("--notebooks-dir", type=Path, default=None,
-                     help="folder of NN_name.ipynb notebooks (default: the course's notebooks/)")
-    run.add_argument("--cell-timeout", type=int, default=None,
-                     help="seconds a single cell may run before it counts as failed (default: no limit)")
-    run.add_argument("--labs", action="store_true",
-                     help="also run the labs' solutions (notebooks/labs/solutions), after the lessons; "
-                          "--only takes their numbers too, e.g. 01L")
-    run.add_argument("--quick", action="store_true",
-                     help="full architectures and settings, rows and steps capped (profiles.QUICK_CAPS): "
-                          "checks a cluster in minutes before the long run")
+    run.add_argument(
+        "--profile",
+        choices=PROFILE_NAMES,
+        default=default_profile,
+        help="smoke: offline CPU stand-ins (default); full: Hub models on a GPU",
+    )
+    run.add_argument("--only", default="", help="comma-separated notebook numbers or names, e.g. 01,03 (default: all)")
+    run.add_argument(
+        "--output-dir",
+        type=Path,
+        default=None,
+        help="where executed notebooks, metrics.json and report.md go (default: outputs/<profile>)",
+    )
+    run.add_argument(
+        "--notebooks-dir",
+        type=Path,
+        default=None,
+        help="folder of NN_name.ipynb notebooks (default: the course's notebooks/)",
+    )
+    run.add_argument(
+        "--cell-timeout",
+        type=int,
+        default=None,
+        help="seconds a single cell may run before it counts as failed (default: no limit)",
+    )
+    run.add_argument(
+        "--labs",
+        action="store_true",
+        help="also run the labs' solutions (notebooks/labs/solutions), after the lessons; "
+        "--only takes their numbers too, e.g. 01L",
+    )
+    run.add_argument(
+        "--quick",
+        action="store_true",
+        help="full architectures and settings, rows and steps capped (profiles.QUICK_CAPS): "
+        "checks a cluster in minutes before the long run",
+    )
 
     pre = sub.add_parser("prefetch", help="download the Hub models and data sets a profile needs")
-    pre.add_argument("--profile", choices=PROFILE_NAMES, default="full",
-                     help="the profile whose assets to download (smoke needs none)")
+    pre.add_argument(
+        "--profile",
+        choices=PROFILE_NAMES,
+        default="full",
+        help="the profile whose assets to download (smoke needs none)",
+    )
     return parser
 
 

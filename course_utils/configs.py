@@ -2,8 +2,8 @@
 
     config = checked_replace(FinetuneConfig(), {"learning_rate": 1e-3})   # an unknown key is an error
     warmup = checked_build(WarmUp, {"num_train_epochs": 3.0, "learning_rate": 5e-3})  # a missing one too
-    parser = argument_parser(PretrainConfig, "python -m course_utils.pretrain", "Pretrain a T5.")
-    sys.exit(run_command(main_body, "python -m course_utils.pretrain", (InputError, MissingAssetError)))
+    parser = argument_parser(PretrainConfig, "python -m course_utils.pretraining", "Pretrain a T5.")
+    sys.exit(run_command(main_body, "python -m course_utils.pretraining", (InputError, MissingAssetError)))
 
 Each ``--option`` of a parser built here takes its help from its field's ``help`` (declared with
 ``setting(default, help)``), so the code and ``--help`` say the same thing.
@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping
 class DataSource:
     """Where a data set comes from: a Hub id (with its config) or a local folder of JSONL files."""
 
-    path: str                  # "stanfordnlp/imdb", or a folder such as data/imdb (pretraining: also files or a glob)
+    path: str  # "stanfordnlp/imdb", or a folder such as data/imdb (pretraining: also files or a glob)
     config: str | None = None  # Hub config name, e.g. "3.0.0" for CNN/DailyMail
-    column: str = "text"       # the column holding a document's text, where only the text is read (pretraining)
+    column: str = "text"  # the column holding a document's text, where only the text is read (pretraining)
 
 
 class InputError(ValueError):
@@ -47,8 +47,11 @@ def checked_replace(config, overrides: Mapping, what: str = "setting"):
 def checked_build(config_class, settings: Mapping, what: str = "setting"):
     """``config_class(**settings)``, refusing keys the dataclass does not have and naming required ones missing."""
     _refuse_unknown(config_class, settings, what)
-    missing = [f.name for f in dataclasses.fields(config_class) if f.name not in settings
-               and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    missing = [
+        f.name
+        for f in dataclasses.fields(config_class)
+        if f.name not in settings and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
     if missing:
         raise InputError(f"Missing {what}(s) {', '.join(missing)}: {config_class.__name__} has no default for them.")
     return config_class(**settings)
@@ -79,18 +82,31 @@ def boolean_or_auto(text: str) -> bool | str:
 def argument_parser(config_class, prog: str, description: str) -> argparse.ArgumentParser:
     """An argparse parser with one ``--field-name`` option per field of the dataclass ``config_class``,
     each helped by the field's ``help`` (see ``setting``) and its default."""
-    kinds = {"int": int, "int | None": int, "float": float, "str": str, "str | None": str, "bool": boolean,
-             "bool | str": boolean_or_auto}
+    kinds = {
+        "int": int,
+        "int | None": int,
+        "float": float,
+        "str": str,
+        "str | None": str,
+        "bool": boolean,
+        "bool | str": boolean_or_auto,
+    }
     hints = {boolean: "true or false. ", boolean_or_auto: "true, false or auto. "}
     parser = argparse.ArgumentParser(prog=prog, description=description)
     for f in dataclasses.fields(config_class):
         kind = kinds.get(str(f.type), str)
         hint = hints.get(kind, "")
         if "help" not in f.metadata:
-            raise TypeError(f"{config_class.__name__}.{f.name} has no help: declare it with configs.setting(default, help).")
+            raise TypeError(
+                f"{config_class.__name__}.{f.name} has no help: declare it with configs.setting(default, help)."
+            )
         comment = f.metadata["help"].replace("%", "%%")  # argparse formats help with %
-        parser.add_argument("--" + f.name.replace("_", "-"), type=kind, default=f.default,
-                            help=f"{hint}{comment} (default: {f.default})".strip())
+        parser.add_argument(
+            "--" + f.name.replace("_", "-"),
+            type=kind,
+            default=f.default,
+            help=f"{hint}{comment} (default: {f.default})".strip(),
+        )
     return parser
 
 

@@ -1,17 +1,21 @@
-"""Lesson 00's checks of the software: the library versions, and whether torch.compile builds kernels here.
+"""The code of lesson 00 · What hardware and software do you have?
 
-Written by `python -m course_utils.export` from the cells marked #@save in
+Written by `python tools/export.py` from the cells marked #@save in
 notebooks/00_gpu_check.ipynb: edit them there, then rerun the command (tests/test_export.py checks it).
 """
 
-
+import time
 from importlib import metadata
+
 
 LIBRARIES = ("torch", "transformers", "datasets", "accelerate", "deepspeed", "evaluate", "tokenizers")
 
 
 def library_versions(names: tuple[str, ...] = LIBRARIES) -> dict[str, str]:
-    """Installed version of each library, or 'not installed'."""
+    """Installed version of each library, or 'not installed'.
+
+    Defined in notebooks/00_gpu_check.ipynb, section "The library stack".
+    """
     versions = {}
     for name in names:
         try:
@@ -21,13 +25,13 @@ def library_versions(names: tuple[str, ...] = LIBRARIES) -> dict[str, str]:
     return versions
 
 
-import time
-
-
 def compile_check(device: str, backend: str = "inductor") -> dict:
     """Can ``torch.compile`` build and run kernels on ``device``? Lesson 04 compiles its model on a GPU,
     and inductor needs a C++ compiler (and Triton on a GPU) to do it: this finds out in seconds instead
-    of at the first pretraining step. Returns {"compiles", "seconds", "error"}."""
+    of at the first pretraining step. Returns {"compiles", "seconds", "error"}.
+
+    Defined in notebooks/00_gpu_check.ipynb, section "Can torch.compile build kernels here?".
+    """
     import torch
 
     def scaled_gelu(x):

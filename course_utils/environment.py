@@ -48,8 +48,10 @@ def one_gpu() -> dict[str, str]:
         return {}
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_initialized():
-        raise RuntimeError("CUDA started before the session could limit this notebook to one GPU. "
-                           "Restart the kernel and run the set-up cell first.")
+        raise RuntimeError(
+            "CUDA started before the session could limit this notebook to one GPU. "
+            "Restart the kernel and run the set-up cell first."
+        )
     os.environ["CUDA_VISIBLE_DEVICES"] = first
     return {"CUDA_VISIBLE_DEVICES": first}
 
@@ -61,8 +63,13 @@ def gpu_required(profile: Profile, override: str = "") -> bool:
     return profile.require_gpu if override == "" else override == "1"
 
 
-def start_session(profile_name: str = "smoke", output_dir: str | os.PathLike | None = None, quick: bool = False,
-                  require_gpu: str = "", check_gpu: bool = True) -> Session:
+def start_session(
+    profile_name: str = "smoke",
+    output_dir: str | os.PathLike | None = None,
+    quick: bool = False,
+    require_gpu: str = "",
+    check_gpu: bool = True,
+) -> Session:
     """Set up a notebook run: pick the profile (capped when ``quick``), go offline if it says so, leave progress
     bars to training and generation, keep one GPU, stop when a required GPU is missing (unless ``check_gpu`` is
     False), create the output folder."""

@@ -29,8 +29,15 @@ from .memory import choose_accumulation, gpu_gib, peak_memory, reset_peak_memory
 from .metrics import training_losses
 from .models import load_model, load_tokenizer
 from .offline import MissingAssetError
-from .sentiment_trainer import (add_label_words, build_trainer, count_answer_tokens, generate_answers, save, score_answers,
-                                tokenize_pairs)
+from .sentiment_trainer import (
+    add_label_words,
+    build_trainer,
+    count_answer_tokens,
+    generate_answers,
+    save,
+    score_answers,
+    tokenize_pairs,
+)
 from .zero import DeepSpeedConfigError, deepspeed_config_path, launcher_environment, load_deepspeed_config
 
 
@@ -42,8 +49,11 @@ class FinetuneConfig:
     data_path: str = setting("stanfordnlp/imdb", "Hub id or a folder of <split>.jsonl files")
     data_config: str | None = setting(None, "the Hub data set's config name (IMDB has none)")
     output_dir: str = setting("outputs/finetune", "the saved model, trainer_state.json, TensorBoard events")
-    task_prefix: str = setting("sst2 sentence: ", "T5's released checkpoints learned SST-2 with this prefix and the "
-                               "answers positive/negative: reusing it makes the 'before' accuracy a real zero-shot one")
+    task_prefix: str = setting(
+        "sst2 sentence: ",
+        "T5's released checkpoints learned SST-2 with this prefix and the "
+        "answers positive/negative: reusing it makes the 'before' accuracy a real zero-shot one",
+    )
     max_source_length: int = setting(512, "T5 was pretrained on 512-token inputs")
     num_train_epochs: float = setting(1.0, "passes over the training rows; one is enough for a released T5")
     per_device_batch_size: int = setting(16, "rows per forward pass on each process (the original course's 16)")
@@ -52,12 +62,16 @@ class FinetuneConfig:
     warmup_fraction: float = setting(0.1, "share of all steps in which the rate rises linearly from 0")
     seed: int = setting(42, "model initialisation (where random), data order and row sampling")
     max_train_rows: int | None = setting(None, "None: the whole split; else a seeded random sample of this many")
-    test_rows: int | None = setting(None, "test rows scored after training: None, the whole split; else a seeded sample")
+    test_rows: int | None = setting(
+        None, "test rows scored after training: None, the whole split; else a seeded sample"
+    )
     group_by_length: bool = setting(True, "batches of similar lengths pad (and so waste) little")
     precision: str = setting("auto", "bf16, fp32, or auto: bf16 where the GPU supports it, else fp32; never fp16")
     logging_steps: int = setting(10, "optimizer steps between loss lines (and TensorBoard points)")
     generate_batch_size: int = setting(64, "reviews per generate call when the answers are scored")
-    deepspeed: str | None = setting(None, "a DeepSpeed JSON config: a path, or a name in deepspeed_configs/ (lesson 02)")
+    deepspeed: str | None = setting(
+        None, "a DeepSpeed JSON config: a path, or a name in deepspeed_configs/ (lesson 02)"
+    )
     attn_implementation: str | None = setting(None, "None: the library default (SDPA); eager on small CPUs")
 
     @property
@@ -74,9 +88,13 @@ class FinetuneConfig:
     def for_profile(cls, profile, output_dir: str, **changes) -> FinetuneConfig:
         """Lesson 01's fine-tune as ``profile`` sizes it (``profile.finetune``), then ``changes``; the
         precision resolved for this machine. Lessons 02 and 04 repeat it, changing only ``changes``."""
-        config = cls(model_name=profile.models["t5_small"], data_path=profile.imdb.path,
-                     data_config=profile.imdb.config, output_dir=output_dir,
-                     attn_implementation=profile.attn_implementation)
+        config = cls(
+            model_name=profile.models["t5_small"],
+            data_path=profile.imdb.path,
+            data_config=profile.imdb.config,
+            output_dir=output_dir,
+            attn_implementation=profile.attn_implementation,
+        )
         config = checked_replace(config, profile.finetune, "Profile.finetune setting")
         config = checked_replace(config, changes, "fine-tuning setting")
         return dataclasses.replace(config, precision=resolve_precision(config.precision))
@@ -84,13 +102,13 @@ class FinetuneConfig:
 
 @dataclass(frozen=True)
 class FinetuneResult:
-    train_loss: float                     # mean training loss over the run (Trainer's figure)
-    final_loss: float                     # the last logged loss
+    train_loss: float  # mean training loss over the run (Trainer's figure)
+    final_loss: float  # the last logged loss
     train_seconds: float
     steps: int
     losses: list[tuple[int, float]] = field(default_factory=list)  # (step, loss) every logging_steps
-    peak_memory_mib: float = 0.0          # see memory.peak_memory: this run's peak
-    peak_memory_kind: str = ""            # "cuda_max_allocated" or "process_peak_rss"
+    peak_memory_mib: float = 0.0  # see memory.peak_memory: this run's peak
+    peak_memory_kind: str = ""  # "cuda_max_allocated" or "process_peak_rss"
 
 
 def deepspeed_path(config: FinetuneConfig) -> str | None:
@@ -103,10 +121,13 @@ def deepspeed_path(config: FinetuneConfig) -> str | None:
 def check_deepspeed(config: FinetuneConfig) -> None:
     """Fail before any work when the run's DeepSpeed config disagrees with its batch sizes, processes or precision."""
     if config.deepspeed:
-        load_deepspeed_config(config.deepspeed, world_size=int(os.environ.get("WORLD_SIZE", "1")),
-                              per_device_batch_size=config.per_device_batch_size,
-                              gradient_accumulation_steps=config.gradient_accumulation_steps,
-                              precision=config.precision)
+        load_deepspeed_config(
+            config.deepspeed,
+            world_size=int(os.environ.get("WORLD_SIZE", "1")),
+            per_device_batch_size=config.per_device_batch_size,
+            gradient_accumulation_steps=config.gradient_accumulation_steps,
+            precision=config.precision,
+        )
 
 
 def train(trainer) -> FinetuneResult:
@@ -117,10 +138,15 @@ def train(trainer) -> FinetuneResult:
     seconds = time.perf_counter() - start
     memory, kind = peak_memory()
     losses = training_losses(trainer.state.log_history)
-    return FinetuneResult(train_loss=float(output.training_loss),
-                          final_loss=float(losses[-1][1]) if losses else float(output.training_loss),
-                          train_seconds=seconds, steps=int(trainer.state.global_step), losses=losses,
-                          peak_memory_mib=memory, peak_memory_kind=kind)
+    return FinetuneResult(
+        train_loss=float(output.training_loss),
+        final_loss=float(losses[-1][1]) if losses else float(output.training_loss),
+        train_seconds=seconds,
+        steps=int(trainer.state.global_step),
+        losses=losses,
+        peak_memory_mib=memory,
+        peak_memory_kind=kind,
+    )
 
 
 def report_deepspeed(engine, echo=print) -> None:
@@ -131,14 +157,16 @@ def report_deepspeed(engine, echo=print) -> None:
     def device(offload) -> str:  # an offload section's device, "none" when there is none
         return str(getattr(getattr(offload, "device", None), "value", None) or "none")
 
-    echo(f"DeepSpeed: ZeRO stage {engine.zero_optimization_stage()}; optimizer {type(engine.optimizer).__name__} "
-         f"around {type(engine.basic_optimizer).__name__}; optimizer states offloaded to: "
-         f"{device(engine.zero_offload_optimizer())}; weights offloaded to: {device(engine.zero_offload_param())}")
+    echo(
+        f"DeepSpeed: ZeRO stage {engine.zero_optimization_stage()}; optimizer {type(engine.optimizer).__name__} "
+        f"around {type(engine.basic_optimizer).__name__}; optimizer states offloaded to: "
+        f"{device(engine.zero_offload_optimizer())}; weights offloaded to: {device(engine.zero_offload_param())}"
+    )
     echo("DeepSpeed memory after training:")
     see_memory_usage("", force=True)  # DeepSpeed prints MA (allocated), Max_MA, CA (cached) and the CPU's memory
 
 
-def fitting_batch(config: FinetuneConfig, parameters: int, target_tokens: int) -> FinetuneConfig:
+def fitting_batch(config: FinetuneConfig, parameters: int, answer_tokens: int) -> FinetuneConfig:
     """``config`` with the same rows per optimizer step, cut into micro-batches that fit this GPU's memory
     (``memory.rows_that_fit``; e.g. T5 v1.1 base at 16 x 512 in fp32 on a 16 GB card: 8 rows x 2). Without a
     GPU, or under DeepSpeed (whose config fixes the batch), unchanged."""
@@ -146,14 +174,16 @@ def fitting_batch(config: FinetuneConfig, parameters: int, target_tokens: int) -
     if not gib or config.deepspeed:
         return config
     rows = config.per_device_batch_size * config.gradient_accumulation_steps
-    fitting = rows_that_fit(gib, parameters, config.max_source_length + target_tokens, config.precision)
+    fitting = rows_that_fit(gib, parameters, config.max_source_length + answer_tokens, config.precision)
     steps = choose_accumulation(rows, 1, fitting)
     return dataclasses.replace(config, per_device_batch_size=rows // steps, gradient_accumulation_steps=steps)
 
 
 def run(config: FinetuneConfig, echo=print) -> dict:
     """The whole recipe: load, prepare, train, save, reload, measure accuracy. Returns figures."""
-    config = dataclasses.replace(config, precision=resolve_precision(config.precision), deepspeed=deepspeed_path(config))
+    config = dataclasses.replace(
+        config, precision=resolve_precision(config.precision), deepspeed=deepspeed_path(config)
+    )
     check_deepspeed(config)
     if config.deepspeed:  # one process without a launcher: DeepSpeed still needs ranks and an address
         chosen = launcher_environment()
@@ -166,16 +196,20 @@ def run(config: FinetuneConfig, echo=print) -> dict:
     tokenizer = load_tokenizer(config.model_name)
     # Under DeepSpeed the model stays on the CPU until DeepSpeed places it: ZeRO-3 and offload exist so
     # that a model too large for one GPU never has to sit on one whole.
-    model = load_model(config.model_name, device="cpu" if config.deepspeed else None,
-                               attn_implementation=config.attn_implementation)
+    model = load_model(
+        config.model_name, device="cpu" if config.deepspeed else None, attn_implementation=config.attn_implementation
+    )
     answer_tokens = count_answer_tokens(tokenizer)  # training targets and generated answers alike
     fitted = fitting_batch(config, model.num_parameters(), answer_tokens)
     if fitted != config:
-        echo(f"{config.per_device_batch_size} rows per step do not fit this GPU's memory at once: "
-             f"{fitted.per_device_batch_size} rows x {fitted.gradient_accumulation_steps} accumulation instead")
+        echo(
+            f"{config.per_device_batch_size} rows per step do not fit this GPU's memory at once: "
+            f"{fitted.per_device_batch_size} rows x {fitted.gradient_accumulation_steps} accumulation instead"
+        )
         config = fitted
-    train_set = tokenize_pairs(splits["train"], tokenizer, "text", "label_text", config.task_prefix,
-                               config.max_source_length, answer_tokens)
+    train_set = tokenize_pairs(
+        splits["train"], tokenizer, "text", "label_text", config.task_prefix, config.max_source_length, answer_tokens
+    )
     trainer = build_trainer(config, model, tokenizer, train_set)
     result = train(trainer)
     if config.deepspeed and trainer.is_world_process_zero():
@@ -190,11 +224,21 @@ def run(config: FinetuneConfig, echo=print) -> dict:
         unset_hf_deepspeed_config()
     if trainer.is_world_process_zero():
         reloaded = load_model(str(model_dir), attn_implementation=config.attn_implementation)
-        answers = generate_answers(reloaded, load_tokenizer(str(model_dir)), splits["test"]["text"], config.task_prefix,
-                                   config.max_source_length, answer_tokens, config.generate_batch_size)
+        answers = generate_answers(
+            reloaded,
+            load_tokenizer(str(model_dir)),
+            splits["test"]["text"],
+            config.task_prefix,
+            config.max_source_length,
+            answer_tokens,
+            config.generate_batch_size,
+        )
         score = score_answers(answers, splits["test"]["label_text"])
-        figures.update(accuracy=score.accuracy, unknown_answers=score.unknown,
-                       answers_file=str(write_answers(config, answers, splits["test"]["label_text"])))
+        figures.update(
+            accuracy=score.accuracy,
+            unknown_answers=score.unknown,
+            answers_file=str(write_answers(config, answers, splits["test"]["label_text"])),
+        )
     return figures
 
 
@@ -214,8 +258,13 @@ PROG = "python -m course_utils.finetune"
 
 def _parser():
     parser = argument_parser(FinetuneConfig, PROG, "Fine-tune T5 on IMDB sentiment (text-to-text).")
-    parser.add_argument("--local_rank", "--local-rank", type=int, default=-1,
-                        help="set by the deepspeed launcher; read from the environment otherwise")
+    parser.add_argument(
+        "--local_rank",
+        "--local-rank",
+        type=int,
+        default=-1,
+        help="set by the deepspeed launcher; read from the environment otherwise",
+    )
     return parser
 
 

@@ -18,11 +18,16 @@ def length_sorted_batches(texts: Sequence[str], batch_size: int) -> Iterator[lis
         raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
     for start in range(0, len(order), batch_size):
-        yield order[start:start + batch_size]
+        yield order[start : start + batch_size]
 
 
-def generate_in_order(texts: Sequence[str], batch_size: int, answer: Callable[[list[str]], list[str]],
-                      progress: bool = False, desc: str = "generate") -> list[str]:
+def generate_in_order(
+    texts: Sequence[str],
+    batch_size: int,
+    answer: Callable[[list[str]], list[str]],
+    progress: bool = False,
+    desc: str = "generate",
+) -> list[str]:
     """``answer`` over length-sorted batches of ``texts``; one output per text, in the order of ``texts``."""
     from tqdm.auto import tqdm
 

@@ -35,7 +35,7 @@ def native_bf16() -> bool:
 
 
 def resolve_precision(precision: str) -> str:
-    """"bf16" or "fp32" for a run asking for ``precision`` ("auto", "bf16" or "fp32").
+    """ "bf16" or "fp32" for a run asking for ``precision`` ("auto", "bf16" or "fp32").
 
     "auto" is bf16 on a GPU with native bf16, else fp32. fp16 is refused (FP16_REFUSAL), and so is an
     explicit bf16 on a CUDA GPU that only emulates it (V100, T4): that would train, many times slower.
@@ -46,8 +46,10 @@ def resolve_precision(precision: str) -> str:
     if precision == "auto":
         return "bf16" if native_bf16() else "fp32"
     if precision == "bf16" and torch.cuda.is_available() and not native_bf16():
-        raise InputError(f"precision='bf16', but {torch.cuda.get_device_name()} has no native bf16 (compute "
-                         "capability 8.0, Ampere, or newer) and would emulate it slowly; use 'fp32' or 'auto'.")
+        raise InputError(
+            f"precision='bf16', but {torch.cuda.get_device_name()} has no native bf16 (compute "
+            "capability 8.0, Ampere, or newer) and would emulate it slowly; use 'fp32' or 'auto'."
+        )
     return precision
 
 
@@ -77,13 +79,17 @@ def require_gpu(info: dict) -> None:
     if info["device"] != "cuda":
         import torch
 
-        build = ("" if torch.version.cuda else
-                 f" This torch ({torch.__version__}) is a CPU-only build: on a GPU node, install the CUDA build "
-                 "(see environment.yml).")
+        build = (
+            ""
+            if torch.version.cuda
+            else f" This torch ({torch.__version__}) is a CPU-only build: on a GPU node, install the CUDA build "
+            "(see environment.yml)."
+        )
         raise NoGPUError(
             f"No CUDA GPU is visible (device: {info['device']}).{build} The full profile is meant for a GPU: "
             "run it on a GPU node, set REQUIRE_GPU=0 to run it here anyway (slowly), or use the smoke "
-            "profile (COURSE_PROFILE=smoke) on this machine.")
+            "profile (COURSE_PROFILE=smoke) on this machine."
+        )
 
 
 @contextlib.contextmanager

@@ -35,9 +35,9 @@ LEGACY_WEIGHT_FILES = ("pytorch_model*.bin",)  # fetched only for a repo without
 @dataclass(frozen=True)
 class HubAsset:
     repo_id: str
-    repo_type: str                        # "model" or "dataset"
+    repo_type: str  # "model" or "dataset"
     allow_patterns: tuple[str, ...] | None = None
-    config: str | None = None             # the data set's config, for the message
+    config: str | None = None  # the data set's config, for the message
 
     def __str__(self) -> str:
         return self.repo_id if self.config is None else f"{self.repo_id} ({self.config})"
@@ -64,8 +64,9 @@ def hub_assets(profile) -> list[HubAsset]:
             assets.append(HubAsset(source.path, "dataset", patterns, source.config or "default"))
     c4 = profile.c4
     if on_hub(c4.path) and profile.c4_prefetch_train_shards > 0:
-        assets.append(HubAsset(c4.path, "dataset", c4_shard_patterns(profile.c4_prefetch_train_shards,
-                                                                      c4.config or "en")))
+        assets.append(
+            HubAsset(c4.path, "dataset", c4_shard_patterns(profile.c4_prefetch_train_shards, c4.config or "en"))
+        )
     return assets
 
 
@@ -89,8 +90,11 @@ def prefetch(profile, echo=print) -> list[HubAsset]:
     assets = hub_assets(profile)
     for i, asset in enumerate(assets, start=1):
         echo(f"[{i}/{len(assets)}] {asset} ...", flush=True)
-        folder = snapshot_download(asset.repo_id, repo_type=asset.repo_type,
-                                   allow_patterns=list(asset.allow_patterns) if asset.allow_patterns else None)
+        folder = snapshot_download(
+            asset.repo_id,
+            repo_type=asset.repo_type,
+            allow_patterns=list(asset.allow_patterns) if asset.allow_patterns else None,
+        )
         if asset.repo_type == "model" and not any(Path(folder).glob("*.safetensors")):
             # An older repo may hold its weights only in PyTorch's own format.
             snapshot_download(asset.repo_id, repo_type="model", allow_patterns=list(LEGACY_WEIGHT_FILES))

@@ -1,6 +1,6 @@
 """Lab 01L's support: Dolly-15k checked and split, the lab's settings per profile, and the course's reference
 code that the lab's checks compare a student's answers with (the prompt template and the LoRA adapter's
-size; the labels are checked against the prompt's own tokens, in ``lab_instruction``).
+size; the labels are checked against the prompt's own tokens, in ``labs/instruction_tuning.py``).
 
     config = InstructionConfig.for_profile(profile)
     splits, dropped = load_dolly(profile.dolly, config.max_train_rows, config.test_rows, config.seed)
@@ -71,8 +71,10 @@ def load_dolly(source: DataSource, max_train_rows: int | None, test_rows: int, s
     usable = rows.filter(lambda row: bool(row["instruction"].strip()) and bool(row["response"].strip()))
     dropped = {"empty instruction or response": len(rows) - len(usable)}
     if test_rows >= len(usable):
-        raise ValueError(f"test_rows={test_rows}, but only {len(usable)} usable rows in {source.path}; "
-                         "lower test_rows so that some rows are left to train on.")
+        raise ValueError(
+            f"test_rows={test_rows}, but only {len(usable)} usable rows in {source.path}; "
+            "lower test_rows so that some rows are left to train on."
+        )
     shuffled = usable.shuffle(seed=seed)
     train_end = len(shuffled) if max_train_rows is None else min(len(shuffled), test_rows + max_train_rows)
     splits = DatasetDict(test=shuffled.select(range(test_rows)), train=shuffled.select(range(test_rows, train_end)))

@@ -42,13 +42,20 @@ def cli_arguments(config: FinetuneConfig, relative_to: str | os.PathLike | None 
 
 def launch_command(config: FinetuneConfig, processes: int = 1) -> list[str]:
     """This fine-tune as a command: one plain process, or ``processes`` under torchrun."""
-    launcher = [] if processes == 1 else ["-m", "torch.distributed.run", "--standalone",
-                                          f"--nproc_per_node={processes}"]
+    launcher = (
+        [] if processes == 1 else ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}"]
+    )
     return [sys.executable, *launcher, "-m", "course_utils.finetune", *cli_arguments(config)]
 
 
-def cluster_command(config: FinetuneConfig, launcher: str, gpus_per_node: int, nodes: int = 1,
-                    master_addr: str = "node-a", relative_to: str | os.PathLike | None = None) -> str:
+def cluster_command(
+    config: FinetuneConfig,
+    launcher: str,
+    gpus_per_node: int,
+    nodes: int = 1,
+    master_addr: str = "node-a",
+    relative_to: str | os.PathLike | None = None,
+) -> str:
     """The shell line that starts this fine-tune on ``nodes`` x ``gpus_per_node`` GPUs with ``launcher``
     ("deepspeed" or "torchrun"); several nodes need DeepSpeed's launcher and a file named ``hostfile``.
     Local paths are written relative to ``relative_to`` (default: the repository, where the command runs
@@ -57,7 +64,9 @@ def cluster_command(config: FinetuneConfig, launcher: str, gpus_per_node: int, n
     if launcher == "torchrun" and nodes == 1:
         return f"torchrun --standalone --nproc_per_node {gpus_per_node} -m course_utils.finetune {flags}"
     if launcher != "deepspeed":
-        raise InputError(f"launcher must be 'deepspeed' or 'torchrun' (one node), got {launcher!r} for {nodes} node(s).")
+        raise InputError(
+            f"launcher must be 'deepspeed' or 'torchrun' (one node), got {launcher!r} for {nodes} node(s)."
+        )
     hosts = f"--hostfile hostfile --num_nodes {nodes} " if nodes > 1 else ""
     master = f"--master_addr {master_addr} " if nodes > 1 else ""
     return f"deepspeed {hosts}--num_gpus {gpus_per_node} {master}--module course_utils.finetune {flags}"
@@ -72,8 +81,14 @@ def launch(config: FinetuneConfig, processes: int = 1, timeout: float | None = N
     log_path = Path(config.output_dir) / "launch.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
-        done = subprocess.run(launch_command(config, processes), stdout=subprocess.PIPE, stderr=log, text=True,
-                              env=without_launcher_variables(), timeout=timeout)
+        done = subprocess.run(
+            launch_command(config, processes),
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            env=without_launcher_variables(),
+            timeout=timeout,
+        )
         log.write(done.stdout)
     results = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not results:

@@ -14,11 +14,13 @@ import contextlib
 import os
 import platform
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
 
-GIB = 1024 ** 3
+GIB = 1024**3
 # A product that measures the card rather than the launch of its kernels: 2 x 8192^3 = 1.1 TFLOP each,
 # about 1.4 ms on an H100 in bf16; 1024^3 products finish in microseconds, less than their launch.
 MATMUL_SIZE = {"cuda": 8192, "mps": 4096, "cpu": 1024}
@@ -36,27 +38,53 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+def gpus_on_node() -> int:
+    """How many NVIDIA GPUs the machine has, as ``nvidia-smi`` lists them: a count that CUDA_VISIBLE_DEVICES does
+    not change (a notebook keeps one GPU, ``environment.one_gpu``); 0 without nvidia-smi."""
+    if not shutil.which("nvidia-smi"):
+        return 0
+    try:
+        listed = subprocess.run(["nvidia-smi", "--list-gpus"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return sum(line.startswith("GPU ") for line in listed.splitlines())
+
+
 def describe_device() -> dict:
-    """The accelerator torch will use (CUDA, MPS or CPU) and what it can do."""
+    """The accelerator torch will use (CUDA, MPS or CPU) and what it can do. ``gpu_count`` counts the machine's
+    GPUs, ``gpus_visible`` those this process may use."""
     import psutil
     import torch  # here, not at the top: the course's session set-up runs this before torch may be imported
 
-    info = {"device": "cpu", "gpu_count": 0, "gpu_name": "", "gpu_memory_gib": 0.0,
-            "bf16_supported": False, "cpu_name": cpu_name(),
-            "cpu_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-            "ram_gib": round(psutil.virtual_memory().total / GIB, 1)}
+    info = {
+        "device": "cpu",
+        "gpu_count": gpus_on_node(),
+        "gpus_visible": 0,
+        "gpu_name": "",
+        "gpu_memory_gib": 0.0,
+        "bf16_supported": False,
+        "cpu_name": cpu_name(),
+        "cpu_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "ram_gib": round(psutil.virtual_memory().total / GIB, 1),
+    }
     if torch.cuda.is_available():
         props = torch.cuda.get_device_properties(0)
-        info.update(device="cuda", gpu_count=torch.cuda.device_count(), gpu_name=props.name,
-                    gpu_memory_gib=round(props.total_memory / GIB, 1),
-                    bf16_supported=torch.cuda.is_bf16_supported(including_emulation=False))  # native, not emulated
+        info.update(
+            device="cuda",
+            gpu_count=max(info["gpu_count"], torch.cuda.device_count()),
+            gpus_visible=torch.cuda.device_count(),
+            gpu_name=props.name,
+            gpu_memory_gib=round(props.total_memory / GIB, 1),
+            bf16_supported=torch.cuda.is_bf16_supported(including_emulation=False),  # native, not emulated
+        )
     elif torch.backends.mps.is_available():
-        info.update(device="mps", gpu_count=1, gpu_name="Apple GPU (MPS)")
+        info.update(device="mps", gpu_count=1, gpus_visible=1, gpu_name="Apple GPU (MPS)")
     return info
 
 
-def matmul_tflops(device: str = "cpu", dtype_name: str = "float32", size: int | None = None,
-                  min_seconds: float = 0.5) -> float:
+def matmul_tflops(
+    device: str = "cpu", dtype_name: str = "float32", size: int | None = None, min_seconds: float = 0.5
+) -> float:
     """Measured dense matmul throughput in TFLOP/s: one (size x size) @ (size x size) costs 2·size³ FLOPs.
 
     ``size`` defaults to ``MATMUL_SIZE[device]``. After a warm-up (kernel choice, allocation), products
@@ -83,7 +111,7 @@ def matmul_tflops(device: str = "cpu", dtype_name: str = "float32", size: int | 
         products += 10
         seconds = time.perf_counter() - start
         if seconds >= min_seconds:
-            return 2 * size ** 3 * products / seconds / 1e12
+            return 2 * size**3 * products / seconds / 1e12
 
 
 @contextlib.contextmanager

@@ -30,23 +30,56 @@ METRICS_FILE = "metrics.json"
 # The unit of every figure the notebooks record, by its name or one of its keys; '' for none.
 UNITS = {
     # 00: the machine
-    "device": "", "gpu_name": "", "cpu_name": "", "bf16_supported": "", "version": "", "compile_builds_kernels": "",
-    "gpu_count": "GPUs", "gpu_memory_gib": "GiB", "ram_gib": "GiB", "cpu_cores": "cores",
-    "matmul_throughput": "TFLOP/s", "deepspeed_ops_buildable": "ops",
+    "device": "",
+    "gpu_name": "",
+    "cpu_name": "",
+    "bf16_supported": "",
+    "version": "",
+    "compile_builds_kernels": "",
+    "gpu_count": "GPUs",
+    "gpus_visible": "GPUs",
+    "gpu_memory_gib": "GiB",
+    "ram_gib": "GiB",
+    "cpu_cores": "cores",
+    "matmul_throughput": "TFLOP/s",
+    "deepspeed_ops_buildable": "ops",
     # 01, 02 and 04: fine-tuning and pretraining
-    "accuracy": "fraction", "unknown_answers": "reviews", "rows": "reviews", "confusion_after": "reviews",
-    "train_loss": "nats/token", "final_loss": "nats/token", "nll": "nats/token", "input_gap": "nats/token",
-    "train_time": "s", "train_seconds": "s", "pretrain_seconds_per_step": "s",
-    "train_steps": "steps", "pretrain_steps": "steps", "train_flops": "FLOPs", "model_parameters": "parameters",
-    "peak_memory_mib": "MiB", "t5_3b_8gpus": "GiB", "loss_relative_gap": "fraction", "disagreements": "reviews",
+    "accuracy": "fraction",
+    "unknown_answers": "reviews",
+    "rows": "reviews",
+    "confusion_after": "reviews",
+    "train_loss": "nats/token",
+    "final_loss": "nats/token",
+    "nll": "nats/token",
+    "input_gap": "nats/token",
+    "train_time": "s",
+    "train_seconds": "s",
+    "pretrain_seconds_per_step": "s",
+    "train_steps": "steps",
+    "pretrain_steps": "steps",
+    "train_flops": "FLOPs",
+    "model_parameters": "parameters",
+    "peak_memory_mib": "MiB",
+    "t5_3b_8gpus": "GiB",
+    "loss_relative_gap": "fraction",
+    "disagreements": "reviews",
     "relative_drop": "fraction",
-    "accuracy_margin_over_random_init": "fraction", "gradient_accumulation_steps": "micro-batches per step",
+    "accuracy_margin_over_random_init": "fraction",
+    "gradient_accumulation_steps": "micro-batches per step",
     "raw_row_length": "tokens",
     # lab 01L: instruction tuning
-    "examples": "examples", "trainable_parameters": "parameters",
+    "examples": "examples",
+    "trainable_parameters": "parameters",
     # 03: summaries
-    "test_articles": "articles", "t5_small_exact_match": "fraction", "rouge1": "F", "rouge2": "F", "rougeL": "F",
-    "rougeLsum": "F", "repeated_trigrams": "fraction", "warmup_time": "s", "generation_time": "s",
+    "test_articles": "articles",
+    "t5_small_exact_match": "fraction",
+    "rouge1": "F",
+    "rouge2": "F",
+    "rougeL": "F",
+    "rougeLsum": "F",
+    "repeated_trigrams": "fraction",
+    "warmup_time": "s",
+    "generation_time": "s",
 }
 
 
@@ -63,8 +96,10 @@ def _key(part) -> str:
 def _as_mapping(figures):
     """A pandas table as {row: {column: value}} and a Series as {index: value}, empty cells left out."""
     if hasattr(figures, "to_dict") and hasattr(figures, "columns"):
-        return {row: {column: value for column, value in cells.items() if not _missing(value)}
-                for row, cells in figures.to_dict(orient="index").items()}
+        return {
+            row: {column: value for column, value in cells.items() if not _missing(value)}
+            for row, cells in figures.to_dict(orient="index").items()
+        }
     if hasattr(figures, "to_dict"):
         return {key: value for key, value in figures.to_dict().items() if not _missing(value)}
     return figures
@@ -93,8 +128,10 @@ def flatten_figures(figures, units: Mapping[str, str] | None = None) -> dict[str
             if candidate in units:
                 flat[name] = (node, units[candidate])
                 return
-        raise ValueError(f"Figure {name!r} has no unit: give it in units= (by its name or one of its keys, "
-                         f"{', '.join(path)}), '' for none.")
+        raise ValueError(
+            f"Figure {name!r} has no unit: give it in units= (by its name or one of its keys, "
+            f"{', '.join(path)}), '' for none."
+        )
 
     walk(figures, ())
     return flat
@@ -109,8 +146,9 @@ def _check_figure(name: str, figure) -> dict:
     if hasattr(value, "item"):  # numpy / torch scalars
         value = value.item()
     if not isinstance(value, (int, float, str, bool)) or value is None:
-        raise ValueError(f"Figure {name!r} has a value of type {type(value).__name__}; "
-                         "use a number, a string or a bool.")
+        raise ValueError(
+            f"Figure {name!r} has a value of type {type(value).__name__}; use a number, a string or a bool."
+        )
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"Figure {name!r} is {value}; record only finite numbers.")
     if not isinstance(unit, str):
@@ -139,8 +177,9 @@ def _write_atomically(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
-def record_metrics(output_dir: str | os.PathLike, notebook: str, figures: Mapping,
-                   units: Mapping[str, str] | None = None) -> dict:
+def record_metrics(
+    output_dir: str | os.PathLike, notebook: str, figures: Mapping, units: Mapping[str, str] | None = None
+) -> dict:
     """Merge ``figures`` (flattened by ``flatten_figures``) into this notebook's entry in metrics.json;
     return the entry."""
     units = UNITS if units is None else units
@@ -158,5 +197,4 @@ def forget_metrics(output_dir: str | os.PathLike, notebooks: list[str]) -> None:
     """Drop these notebooks' entries, so a new run never reports stale figures."""
     data = read_metrics(output_dir)
     if any(name in data for name in notebooks):
-        _write_atomically(Path(output_dir) / METRICS_FILE,
-                          {k: v for k, v in data.items() if k not in notebooks})
+        _write_atomically(Path(output_dir) / METRICS_FILE, {k: v for k, v in data.items() if k not in notebooks})

@@ -25,7 +25,7 @@ def resolve_model(name: str | os.PathLike, cache: str | os.PathLike | None = Non
     """A name ``from_pretrained`` accepts: stand-ins become their saved folder, others pass through."""
     name = str(name)
     if name.startswith(STANDIN_PREFIX):
-        return str(ensure_standin(name[len(STANDIN_PREFIX):], cache))
+        return str(ensure_standin(name[len(STANDIN_PREFIX) :], cache))
     return name
 
 
@@ -91,8 +91,7 @@ def untie_output_layer(model) -> None:
     import torch
 
     vocab, width = model.shared.weight.shape
-    head = torch.nn.Linear(width, vocab, bias=False, device=model.shared.weight.device,
-                           dtype=model.shared.weight.dtype)
+    head = torch.nn.Linear(width, vocab, bias=False, device=model.shared.weight.device, dtype=model.shared.weight.dtype)
     torch.nn.init.normal_(head.weight, mean=0.0, std=model.config.initializer_factor)
     model.lm_head = head
     model.all_tied_weights_keys.pop("lm_head.weight", None)

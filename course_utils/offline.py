@@ -32,8 +32,10 @@ class MissingAssetError(RuntimeError):
 
 
 def missing_asset_message(names: list[str]) -> str:
-    return (f"Not in the local Hugging Face cache and the Hub is off (HF_HUB_OFFLINE=1): "
-            f"{', '.join(names)}. Run `course prefetch --profile full` on a machine with internet access.")
+    return (
+        f"Not in the local Hugging Face cache and the Hub is off (HF_HUB_OFFLINE=1): "
+        f"{', '.join(names)}. Run `course prefetch --profile full` on a machine with internet access."
+    )
 
 
 def configure_offline(offline: bool) -> dict[str, str]:
@@ -45,7 +47,8 @@ def configure_offline(offline: bool) -> dict[str, str]:
     if changed and late:
         raise RuntimeError(
             f"{', '.join(late)} was imported before the offline switches were set, so it would "
-            "still try the network. Restart the kernel and run the set-up cell first.")
+            "still try the network. Restart the kernel and run the set-up cell first."
+        )
     os.environ.update(changed)
     return changed
 

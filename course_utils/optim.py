@@ -15,6 +15,7 @@ import math
 
 import torch
 
+
 def decays(name: str) -> bool:
     """Whether weight decay applies: not to biases, not to layer-norm scales.
 
@@ -43,12 +44,29 @@ class AdamWScale(torch.optim.Optimizer):
     Decoupled weight decay is applied after the Adam step, as in nanoT5.
     """
 
-    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-6,
-                 weight_decay: float = 0.0, correct_bias: bool = True, scale_by_rms: bool = True):
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-6,
+        weight_decay: float = 0.0,
+        correct_bias: bool = True,
+        scale_by_rms: bool = True,
+    ):
         if lr < 0 or eps < 0 or not all(0 <= b < 1 for b in betas):
             raise ValueError(f"AdamWScale needs lr >= 0, eps >= 0 and betas in [0, 1); got {lr}, {eps}, {betas}.")
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      correct_bias=correct_bias, scale_by_rms=scale_by_rms))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                betas=betas,
+                eps=eps,
+                weight_decay=weight_decay,
+                correct_bias=correct_bias,
+                scale_by_rms=scale_by_rms,
+            ),
+        )
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -70,15 +88,21 @@ class AdamWScale(torch.optim.Optimizer):
                 step_size = group["lr"]
                 if group["correct_bias"]:
                     step_size *= math.sqrt(1 - beta2 ** state["step"]) / (1 - beta1 ** state["step"])
-                scale = max(1e-3, rms(p).item()) if group["scale_by_rms"] else 1.0  # the weight's RMS before this step
-                p.addcdiv_(exp_avg, exp_avg_sq.sqrt().add_(group["eps"]), value=-step_size * scale)
+                denominator = exp_avg_sq.sqrt().add_(group["eps"])
+                if group["scale_by_rms"]:
+                    # The weight's RMS before this step, at least 1e-3, kept on the weight's device: reading it into
+                    # Python (.item()) would wait for the GPU once per tensor per step.
+                    scale = rms(p).clamp_(min=1e-3)
+                    p.add_(exp_avg / denominator * scale, alpha=-step_size)
+                else:
+                    p.addcdiv_(exp_avg, denominator, value=-step_size)
                 if group["weight_decay"] > 0:
                     p.add_(p, alpha=-group["lr"] * group["weight_decay"])
         return loss
 
 
 def build_optimizer(name: str, model, learning_rate: float, weight_decay: float):
-    """"adamwscale" (nanoT5's default), "adafactor" (the original T5 recipe, from transformers) or
+    """ "adamwscale" (nanoT5's default), "adafactor" (the original T5 recipe, from transformers) or
     "adamw" (plain torch AdamW, the baseline nanoT5 found diverging at these rates)."""
     groups = parameter_groups(model, weight_decay)
     if name == "adamwscale":
@@ -113,8 +137,9 @@ def build_scheduler(name: str, optimizer, warmup_steps: int, total_steps: int, f
 
     peak = optimizer.param_groups[0]["lr"]
     if name == "cosine":
-        return LambdaLR(optimizer, lambda step: cosine_factor(step, warmup_steps, total_steps,
-                                                              final_learning_rate / peak))
+        return LambdaLR(
+            optimizer, lambda step: cosine_factor(step, warmup_steps, total_steps, final_learning_rate / peak)
+        )
     if name == "inverse_sqrt":
         return LambdaLR(optimizer, lambda step: inverse_sqrt_factor(step, warmup_steps))
     raise ValueError(f"lr_scheduler must be 'cosine' or 'inverse_sqrt', got {name!r}.")

@@ -19,8 +19,13 @@ from .paths import data_dir
 
 PROFILE_NAMES = ("smoke", "full")
 # Which real model each role stands for; the stand-ins are named after them.
-MODEL_ROLES = {"t5_small": "t5-small", "t5_base": "t5-base", "gpt2": "gpt2",
-               "t5_v1_1_base": "google/t5-v1_1-base", "pythia": "EleutherAI/pythia-70m-deduped"}
+MODEL_ROLES = {
+    "t5_small": "t5-small",
+    "t5_base": "t5-base",
+    "gpt2": "gpt2",
+    "t5_v1_1_base": "google/t5-v1_1-base",
+    "pythia": "EleutherAI/pythia-70m-deduped",
+}
 
 
 @dataclass(frozen=True)
@@ -45,13 +50,13 @@ class Profile:
     # Each lesson's settings, as changes to its config's defaults, keyed by the config's own field
     # names and applied with a checked replace (an unknown key is an error):
     # finetune -> finetune.FinetuneConfig (lessons 01, 02 and 04's fine-tunes),
-    # summaries -> summarize.SummaryConfig (lesson 03), pretrain -> pretrain.PretrainConfig (lesson 04).
+    # summaries -> summary_setup.SummaryConfig (lesson 03), pretrain -> pretraining.config.PretrainConfig (lesson 04).
     # Full: one epoch of t5-small at the usual T5 fine-tuning rate, FinetuneConfig's defaults.
     finetune: dict = field(default_factory=dict)
     # Full: the course scores 100 CNN/DailyMail test articles and scores the released checkpoints
     # as they are (t5-small and t5-base already learned "summarize:" on CNN/DailyMail).
     summaries: dict = field(default_factory=dict)
-    # PretrainConfig's defaults are nanoT5's whole recipe (the `python -m course_utils.pretrain` command).
+    # PretrainConfig's defaults are nanoT5's whole recipe (the `python -m course_utils.pretraining` command).
     pretrain: dict = field(default_factory=dict)
     # Lab 01L -> instruct.InstructionConfig. Full: its defaults, 4,000 Dolly examples for one epoch.
     instruction: dict = field(default_factory=dict)
@@ -74,7 +79,9 @@ class Profile:
 def _smoke() -> Profile:
     data = data_dir()
     return Profile(
-        name="smoke", offline=True, require_gpu=False,
+        name="smoke",
+        offline=True,
+        require_gpu=False,
         models={role: f"standin:{real.split('/')[-1]}" for role, real in MODEL_ROLES.items()},
         imdb=DataSource(str(data / "imdb")),
         cnn_dailymail=DataSource(str(data / "cnn_dailymail")),
@@ -91,21 +98,42 @@ def _smoke() -> Profile:
         # beats random weights on lesson 01's task (benchmarks/bench_pretrain_payoff.py; 400 steps did
         # not). One data worker: the pipeline runs off the training thread as in full, and on 2 cores
         # more workers would only take the cores from the training.
-        pretrain=dict(input_length=128, batch_size=16, total_steps=3000, warmup_steps=40, logging_steps=100,
-                      eval_every=200, eval_batches=6, checkpoint_every=0, data_workers=1),
+        pretrain=dict(
+            input_length=128,
+            batch_size=16,
+            total_steps=3000,
+            warmup_steps=40,
+            logging_steps=100,
+            eval_every=200,
+            eval_batches=6,
+            checkpoint_every=0,
+            data_workers=1,
+        ),
         optimizer_race_steps=300,
         # The random-weight stand-in learns the shipped instructions' answer shapes at a large rate: 540 examples
         # for 4 epochs of 16, 136 steps, a few seconds on 2 cores; 40 held out for ROUGE.
-        instruction=dict(max_train_rows=None, test_rows=40, max_length=192, num_train_epochs=4.0, learning_rate=3e-3,
-                         lora_learning_rate=3e-2, logging_steps=10, max_new_tokens=24),
+        instruction=dict(
+            max_train_rows=None,
+            test_rows=40,
+            max_length=192,
+            num_train_epochs=4.0,
+            learning_rate=3e-3,
+            lora_learning_rate=3e-2,
+            logging_steps=10,
+            max_new_tokens=24,
+        ),
         # Random-weight stand-ins write noise. About a minute of training on the 400 shipped
         # training articles makes the T5 summaries worth scoring; the GPT-2 stand-in only
         # learns to continue news text, so its "TL;DR:" summaries stay zero-shot.
         # All 50 shipped test articles are scored.
-        summaries=dict(test_rows=None, warmups={
-            "t5_small": dict(num_train_epochs=3.0, learning_rate=5e-3, per_device_batch_size=8),
-            "t5_base": dict(num_train_epochs=3.0, learning_rate=4e-3, per_device_batch_size=8),
-            "gpt2": dict(num_train_epochs=4.0, learning_rate=3e-3, objective="language_model")}),
+        summaries=dict(
+            test_rows=None,
+            warmups={
+                "t5_small": dict(num_train_epochs=3.0, learning_rate=5e-3, per_device_batch_size=8),
+                "t5_base": dict(num_train_epochs=3.0, learning_rate=4e-3, per_device_batch_size=8),
+                "gpt2": dict(num_train_epochs=4.0, learning_rate=3e-3, objective="language_model"),
+            },
+        ),
     )
 
 
@@ -117,8 +145,14 @@ FULL_NOTEBOOK_PRETRAIN = dict(total_steps=6000, warmup_steps=1000, eval_every=10
 
 
 def _full() -> Profile:
-    return Profile(name="full", offline=False, require_gpu=True, models=dict(MODEL_ROLES),
-                   pretrain=dict(FULL_NOTEBOOK_PRETRAIN), released_weights=MODEL_ROLES["t5_v1_1_base"])
+    return Profile(
+        name="full",
+        offline=False,
+        require_gpu=True,
+        models=dict(MODEL_ROLES),
+        pretrain=dict(FULL_NOTEBOOK_PRETRAIN),
+        released_weights=MODEL_ROLES["t5_v1_1_base"],
+    )
 
 
 # `course run --quick`: the same architectures, settings and code path, with rows and steps capped
@@ -130,13 +164,26 @@ def _full() -> Profile:
 # 4 reviews make one fine-tuning step of 4 rows: lesson 04 fine-tunes T5 v1.1 base (248 M parameters),
 # whose fp32 activations for lesson 01's batch of 16 reviews take about 18 GB on a CPU, and whose one step
 # of 8 reviews took 27 to 44 s on 2 cores.
-QUICK_CAPS = dict(finetune=dict(max_train_rows=4, test_rows=4, num_train_epochs=1.0),
-                  instruction=dict(max_train_rows=32, test_rows=4, max_new_tokens=16, per_device_batch_size=4,
-                                   logging_steps=1, loss_margin=0.0),
-                  summaries=dict(test_rows=4, max_new_tokens=24), c4_prefetch_train_shards=1, optimizer_race_steps=0)
+QUICK_CAPS = dict(
+    finetune=dict(max_train_rows=4, test_rows=4, num_train_epochs=1.0),
+    instruction=dict(
+        max_train_rows=32, test_rows=4, max_new_tokens=16, per_device_batch_size=4, logging_steps=1, loss_margin=0.0
+    ),
+    summaries=dict(test_rows=4, max_new_tokens=24),
+    c4_prefetch_train_shards=1,
+    optimizer_race_steps=0,
+)
 # One checkpoint, at the last step: a 248 M model and its optimizer's states (3 GB) written once at full size.
-QUICK_PRETRAIN = dict(batch_size=4, gradient_accumulation_steps=2, total_steps=2, warmup_steps=1, logging_steps=1,
-                      eval_every=0, eval_batches=1, checkpoint_every=2)
+QUICK_PRETRAIN = dict(
+    batch_size=4,
+    gradient_accumulation_steps=2,
+    total_steps=2,
+    warmup_steps=1,
+    logging_steps=1,
+    eval_every=0,
+    eval_batches=1,
+    checkpoint_every=2,
+)
 
 
 def _capped(value, cap):
@@ -149,8 +196,11 @@ def quick_profile(profile: Profile) -> Profile:
     capped = {}
     for name, cap in QUICK_CAPS.items():
         value = getattr(profile, name)
-        capped[name] = {**value, **{k: _capped(value.get(k), c) for k, c in cap.items()}} if isinstance(cap, dict) \
+        capped[name] = (
+            {**value, **{k: _capped(value.get(k), c) for k, c in cap.items()}}
+            if isinstance(cap, dict)
             else _capped(value, cap)
+        )
     pretrain = {**profile.pretrain, **QUICK_PRETRAIN}
     return checked_replace(profile, {**capped, "pretrain": pretrain, "quick": True}, "profile setting")
 
@@ -159,8 +209,9 @@ def get_profile(name: str = "smoke", quick: bool = False, **overrides) -> Profil
     """The profile called ``name``, with checked overrides (an unknown key is an error), capped when ``quick``."""
     builders = {"smoke": _smoke, "full": _full}
     if name not in builders:
-        raise InputError(f"Unknown profile {name!r}: choose one of {', '.join(PROFILE_NAMES)} "
-                         "(COURSE_PROFILE or --profile).")
+        raise InputError(
+            f"Unknown profile {name!r}: choose one of {', '.join(PROFILE_NAMES)} (COURSE_PROFILE or --profile)."
+        )
     if "name" in overrides:
         raise InputError("A profile's name cannot be overridden; pick the profile by name instead.")
     profile = checked_replace(builders[name](), overrides, "profile setting")

@@ -1,8 +1,8 @@
 """Library notices that say nothing a student can act on, dropped: a logging filter, and the course's list.
 
-    with messages_dropped("transformers.modeling_utils", "both are present"): ...   # inside the block only
-    quiet_library_notices()    # the course's list, for the whole process (command-line entry points)
-    quiet_progress_bars(hub=True)   # before datasets and transformers are imported: bars only for real work
+with messages_dropped("transformers.modeling_utils", "both are present"): ...   # inside the block only
+quiet_library_notices()    # the course's list, for the whole process (command-line entry points)
+quiet_progress_bars(hub=True)   # before datasets and transformers are imported: bars only for real work
 """
 
 from __future__ import annotations

@@ -49,16 +49,21 @@ def check_pairs(predictions: Sequence, references: Sequence) -> None:
     if isinstance(predictions, str) or isinstance(references, str):
         raise TypeError("Pass lists of strings, not a single string.")
     if len(predictions) != len(references):
-        raise ValueError(f"{len(predictions)} predictions but {len(references)} references; "
-                         "they must pair up row by row.")
+        raise ValueError(
+            f"{len(predictions)} predictions but {len(references)} references; they must pair up row by row."
+        )
     for row, (prediction, reference) in enumerate(zip(predictions, references, strict=True)):
         for side, value in (("prediction", prediction), ("reference", reference)):
             if not isinstance(value, str):
                 raise TypeError(f"Row {row}: the {side} is {type(value).__name__} ({value!r}), not a string.")
 
 
-def score_pairs(predictions: Sequence[str], references: Sequence[str], rouge_types: Sequence[str] = ROUGE_TYPES,
-                use_stemmer: bool = True) -> list[dict]:
+def score_pairs(
+    predictions: Sequence[str],
+    references: Sequence[str],
+    rouge_types: Sequence[str] = ROUGE_TYPES,
+    use_stemmer: bool = True,
+) -> list[dict]:
     """One {rouge type: Score(precision, recall, fmeasure)} per (prediction, reference) pair.
 
     Empty strings are scored exactly as rouge-score scores them (0.0).

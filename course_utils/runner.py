@@ -30,9 +30,9 @@ KERNEL_NAME = "course-python"  # a kernelspec of our own: "python3" may name ano
 class NotebookFailure:
     """Where and how a notebook stopped."""
 
-    cell_index: int | None       # position of the failing cell in the executed notebook
+    cell_index: int | None  # position of the failing cell in the executed notebook
     execution_count: int | None  # the number Jupyter shows next to that cell
-    error: str                   # "ValueError: label 7 in row 12 is not 0 or 1"
+    error: str  # "ValueError: label 7 in row 12 is not 0 or 1"
 
     def describe(self) -> str:
         where = f"cell {self.cell_index}" if self.cell_index is not None else "before any cell ran"
@@ -43,8 +43,8 @@ class NotebookFailure:
 
 @dataclass(frozen=True)
 class NotebookResult:
-    name: str                    # notebook file name without .ipynb
-    output_path: Path            # the executed copy (written even when it fails)
+    name: str  # notebook file name without .ipynb
+    output_path: Path  # the executed copy (written even when it fails)
     seconds: float
     failure: NotebookFailure | None = None
 
@@ -118,31 +118,50 @@ def this_interpreter_kernel(folder: Path) -> dict[str, str]:
     """
     spec = folder / "kernels" / KERNEL_NAME
     spec.mkdir(parents=True, exist_ok=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}", "--log-level=ERROR"],
-        "display_name": f"course ({sys.executable})", "language": "python"}))
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}", "--log-level=ERROR"],
+                "display_name": f"course ({sys.executable})",
+                "language": "python",
+            }
+        )
+    )
     return {"JUPYTER_PATH": os.pathsep.join([str(folder), os.environ.get("JUPYTER_PATH", "")]).rstrip(os.pathsep)}
 
 
-def run_notebook(path: Path, output_path: Path, parameters: dict, cell_timeout: int | None,
-                 progress: bool) -> NotebookResult:
+def run_notebook(
+    path: Path, output_path: Path, parameters: dict, cell_timeout: int | None, progress: bool
+) -> NotebookResult:
     """Execute one notebook into ``output_path``; never raises for an error inside the notebook."""
     import papermill  # imported here so that `course --help` stays fast
 
     start = time.perf_counter()
     failure = None
     try:
-        papermill.execute_notebook(str(path), str(output_path), parameters=parameters,
-                                   cwd=str(path.parent), kernel_name=KERNEL_NAME,
-                                   progress_bar=progress, execution_timeout=cell_timeout)
+        papermill.execute_notebook(
+            str(path),
+            str(output_path),
+            parameters=parameters,
+            cwd=str(path.parent),
+            kernel_name=KERNEL_NAME,
+            progress_bar=progress,
+            execution_timeout=cell_timeout,
+        )
     except Exception as exc:  # noqa: BLE001 - any failure is reported, then the run goes on
         failure = _failure_from(exc)
     return NotebookResult(path.stem, output_path, time.perf_counter() - start, failure)
 
 
-def run_course(notebooks: list[Path], profile_name: str, output_dir: Path,
-               cell_timeout: int | None = None, progress: bool | None = None,
-               echo=print, quick: bool = False) -> list[NotebookResult]:
+def run_course(
+    notebooks: list[Path],
+    profile_name: str,
+    output_dir: Path,
+    cell_timeout: int | None = None,
+    progress: bool | None = None,
+    echo=print,
+    quick: bool = False,
+) -> list[NotebookResult]:
     """Run ``notebooks`` one after another into ``output_dir``; return one result each.
 
     ``quick`` caps rows and steps (profiles.QUICK_CAPS) and keeps everything else.
@@ -152,12 +171,18 @@ def run_course(notebooks: list[Path], profile_name: str, output_dir: Path,
     progress = sys.stderr.isatty() if progress is None else progress
     # The kernel must be this interpreter, whatever `python` means on PATH.
     # No TensorBoard server from an unattended run: the notebook prints the command instead.
-    env = {"COURSE_PROFILE": profile_name, "COURSE_OUTPUT_DIR": str(output_dir), "COURSE_SHOW_TENSORBOARD": "0",
-           "COURSE_QUICK": "1" if quick else "0",
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {
+        "COURSE_PROFILE": profile_name,
+        "COURSE_OUTPUT_DIR": str(output_dir),
+        "COURSE_SHOW_TENSORBOARD": "0",
+        "COURSE_QUICK": "1" if quick else "0",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
     results = []
-    with tempfile.TemporaryDirectory(prefix="course-kernel-") as kernels, \
-            _kernel_environment({**env, **this_interpreter_kernel(Path(kernels))}):
+    with (
+        tempfile.TemporaryDirectory(prefix="course-kernel-") as kernels,
+        _kernel_environment({**env, **this_interpreter_kernel(Path(kernels))}),
+    ):
         for i, path in enumerate(notebooks, start=1):
             echo(f"[{i}/{len(notebooks)}] {path.stem} ...", flush=True)
             params = {"PROFILE": profile_name, "OUTPUT_DIR": str(output_dir), "QUICK": "1" if quick else "0"}
@@ -180,16 +205,30 @@ def render_report(results: list[NotebookResult], metrics: dict, profile_name: st
     failed = [r for r in results if not r.ok]
     total = sum(r.seconds for r in results)
     labs_total = sum(r.seconds for r in results if is_lab(r.name))
-    split = (f" (lessons {total - labs_total:.1f} s, labs {labs_total:.1f} s)"
-             if labs_total and labs_total != total else "")
+    split = (
+        f" (lessons {total - labs_total:.1f} s, labs {labs_total:.1f} s)" if labs_total and labs_total != total else ""
+    )
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     title = f"# Course run: profile `{profile_name}`" + (", quick" if quick else "")
-    note = (["**A quick run** (`--quick`): full architectures and settings, rows and steps capped "
-             "(`course_utils/profiles.py`, `QUICK_CAPS`). Its figures check the set-up; they measure nothing "
-             "worth comparing.", ""] if quick else [])
-    lines = [title, "", *note,
-             f"{stamp}. {len(results)} notebook(s), {len(failed)} failed, {total:.1f} s in all{split}.", "",
-             "| notebook | status | time (s) | figures |", "|---|---|---:|---:|"]
+    note = (
+        [
+            "**A quick run** (`--quick`): full architectures and settings, rows and steps capped "
+            "(`course_utils/profiles.py`, `QUICK_CAPS`). Its figures check the set-up; they measure nothing "
+            "worth comparing.",
+            "",
+        ]
+        if quick
+        else []
+    )
+    lines = [
+        title,
+        "",
+        *note,
+        f"{stamp}. {len(results)} notebook(s), {len(failed)} failed, {total:.1f} s in all{split}.",
+        "",
+        "| notebook | status | time (s) | figures |",
+        "|---|---|---:|---:|",
+    ]
     for r in results:
         n_fig = len(metrics.get(r.name, {}).get("figures", {}))
         lines.append(f"| {r.name} | {'ok' if r.ok else 'FAILED'} | {r.seconds:.1f} | {n_fig} |")
@@ -203,8 +242,7 @@ def render_report(results: list[NotebookResult], metrics: dict, profile_name: st
         lines += [f"| {k} | {_format_value(v['value'])} | {v['unit']} |" for k, v in figures.items()]
     if failed:
         lines += ["", "## Failures", ""]
-        lines += [f"- **{r.name}**, {r.failure.describe()} (executed copy: `{r.output_path.name}`)"
-                  for r in failed]
+        lines += [f"- **{r.name}**, {r.failure.describe()} (executed copy: `{r.output_path.name}`)" for r in failed]
     return "\n".join(lines) + "\n"
 
 

@@ -26,8 +26,10 @@ C4_TRAIN_SHARDS, C4_VALIDATION_SHARDS = 1024, 8
 HUB_DATA_FILES = {
     ("stanfordnlp/imdb", None): {split: f"plain_text/{split}-*.parquet" for split in ("train", "test", "unsupervised")},
     ("abisee/cnn_dailymail", "3.0.0"): {split: f"3.0.0/{split}-*.parquet" for split in ("train", "validation", "test")},
-    ("allenai/c4", "en"): {"train": f"en/c4-train.*-of-{C4_TRAIN_SHARDS:05d}.json.gz",
-                           "validation": f"en/c4-validation.*-of-{C4_VALIDATION_SHARDS:05d}.json.gz"},
+    ("allenai/c4", "en"): {
+        "train": f"en/c4-train.*-of-{C4_TRAIN_SHARDS:05d}.json.gz",
+        "validation": f"en/c4-validation.*-of-{C4_VALIDATION_SHARDS:05d}.json.gz",
+    },
     ("databricks/databricks-dolly-15k", None): {"train": "databricks-dolly-15k.jsonl"},
 }
 
@@ -38,8 +40,10 @@ def data_file_patterns(repo_id: str, config: str | None) -> dict[str, str]:
         return HUB_DATA_FILES[(repo_id, config)]
     except KeyError:
         known = ", ".join(f"{r} ({c})" if c else r for r, c in HUB_DATA_FILES)
-        raise InputError(f"The course does not know the file layout of {repo_id} ({config}); known: {known}. "
-                         "Point data_path at a local folder of files instead.") from None
+        raise InputError(
+            f"The course does not know the file layout of {repo_id} ({config}); known: {known}. "
+            "Point data_path at a local folder of files instead."
+        ) from None
 
 
 def cached_snapshot(repo_id: str, repo_type: str, allow_patterns) -> Path | None:
@@ -48,8 +52,11 @@ def cached_snapshot(repo_id: str, repo_type: str, allow_patterns) -> Path | None
     from huggingface_hub.errors import LocalEntryNotFoundError
 
     try:
-        folder = Path(snapshot_download(repo_id, repo_type=repo_type, local_files_only=True,
-                                        allow_patterns=list(allow_patterns or ["*"])))
+        folder = Path(
+            snapshot_download(
+                repo_id, repo_type=repo_type, local_files_only=True, allow_patterns=list(allow_patterns or ["*"])
+            )
+        )
     except (LocalEntryNotFoundError, FileNotFoundError, OSError):
         return None
     return folder if any(folder.iterdir()) else None
@@ -67,7 +74,9 @@ def local_data_files(repo_id: str, config: str | None) -> dict[str, list[str]]:
     else:
         folder = Path(snapshot_download(repo_id, repo_type="dataset", allow_patterns=list(patterns.values())))
     found = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
-    files = {split: [str(folder / f) for f in found if fnmatch.fnmatch(f, pattern)] for split, pattern in patterns.items()}
+    files = {
+        split: [str(folder / f) for f in found if fnmatch.fnmatch(f, pattern)] for split, pattern in patterns.items()
+    }
     files = {split: paths for split, paths in files.items() if paths}
     if not files:
         raise MissingAssetError(missing_asset_message([repo_id]))
@@ -86,8 +95,11 @@ def writable_datasets_cache() -> str | None:
         return None
     except OSError as err:
         chosen = tempfile.mkdtemp(prefix="course-datasets-")
-        warnings.warn(f"The datasets cache {cache} cannot be written to ({err.strerror}); reading the data through "
-                      f"{chosen} instead. Set HF_DATASETS_CACHE to a writable folder to keep it.", stacklevel=2)
+        warnings.warn(
+            f"The datasets cache {cache} cannot be written to ({err.strerror}); reading the data through "
+            f"{chosen} instead. Set HF_DATASETS_CACHE to a writable folder to keep it.",
+            stacklevel=2,
+        )
         return chosen
 
 
@@ -106,8 +118,10 @@ def check_columns(columns: list[str], features, where: str) -> None:
     missing = [c for c in features if c not in columns]
     extra = [c for c in columns if c not in features]
     if missing or extra:
-        raise InputError(f"{where}: missing column(s) {missing or 'none'}, unexpected column(s) "
-                         f"{extra or 'none'}; expected exactly {list(features)}.")
+        raise InputError(
+            f"{where}: missing column(s) {missing or 'none'}, unexpected column(s) "
+            f"{extra or 'none'}; expected exactly {list(features)}."
+        )
 
 
 def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
@@ -118,8 +132,10 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
             try:
                 yield number, raw.decode("utf-8")
             except UnicodeDecodeError as err:
-                raise InputError(f"{path}, line {number}: not UTF-8 text (byte {err.start + 1} of the line is "
-                                 f"{raw[err.start]:#04x}); save the file as UTF-8 or remove that line.") from None
+                raise InputError(
+                    f"{path}, line {number}: not UTF-8 text (byte {err.start + 1} of the line is "
+                    f"{raw[err.start]:#04x}); save the file as UTF-8 or remove that line."
+                ) from None
 
 
 def read_jsonl(path: str | Path, columns=None) -> Iterator[tuple[int, dict]]:
@@ -131,9 +147,11 @@ def read_jsonl(path: str | Path, columns=None) -> Iterator[tuple[int, dict]]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as err:
-            raise InputError(f"{path}, line {number}: not valid JSON ({err.msg}, character {err.pos + 1}); a line cut "
-                             "short by an interrupted copy looks like this. Fix or delete the line, or copy the "
-                             "file again.") from None
+            raise InputError(
+                f"{path}, line {number}: not valid JSON ({err.msg}, character {err.pos + 1}); a line cut "
+                "short by an interrupted copy looks like this. Fix or delete the line, or copy the "
+                "file again."
+            ) from None
         if not isinstance(row, dict):
             raise InputError(f"{path}, line {number}: a JSON {type(row).__name__}, not an object with named columns.")
         if columns is not None:
@@ -147,8 +165,10 @@ def check_labels(number: int, row: dict, features, where: str) -> None:
 
     for name, feature in features.items():
         if isinstance(feature, ClassLabel) and row[name] not in range(-1, feature.num_classes):
-            raise InputError(f"{where}, line {number}: {name!r} is {row[name]!r}; expected one of "
-                             f"{list(range(-1, feature.num_classes))} ({', '.join(feature.names)}, or -1 for none).")
+            raise InputError(
+                f"{where}, line {number}: {name!r} is {row[name]!r}; expected one of "
+                f"{list(range(-1, feature.num_classes))} ({', '.join(feature.names)}, or -1 for none)."
+            )
 
 
 def check_local_file(path: str, features) -> None:
@@ -171,10 +191,14 @@ def _load_local(folder: Path, features, streaming: bool):
 
     files = local_split_files(folder)
     if streaming:
-        return IterableDatasetDict({
-            split: IterableDataset.from_generator(iter_jsonl, features=features,
-                                                  gen_kwargs={"paths": [path], "columns": tuple(features)})
-            for split, path in files.items()})
+        return IterableDatasetDict(
+            {
+                split: IterableDataset.from_generator(
+                    iter_jsonl, features=features, gen_kwargs={"paths": [path], "columns": tuple(features)}
+                )
+                for split, path in files.items()
+            }
+        )
     for path in files.values():  # every file checked before any is read, so a bad one stops the load at once
         check_local_file(path, features)
     return DatasetDict({split: Dataset.from_json(path).cast(features) for split, path in files.items()})
@@ -191,8 +215,10 @@ def load_source(source: DataSource, features, streaming: bool = False):
     if folder.is_dir():
         return _load_local(folder, features, streaming)
     if folder.is_absolute() or source.path.startswith((".", "~")) or folder.exists():
-        raise InputError(f"{source.path} is not a folder: point the data path at a folder of <split>.jsonl files "
-                         "or at a Hub data set (such as stanfordnlp/imdb).")
+        raise InputError(
+            f"{source.path} is not a folder: point the data path at a folder of <split>.jsonl files "
+            "or at a Hub data set (such as stanfordnlp/imdb)."
+        )
     if streaming and not is_offline():
         from datasets import load_dataset
 

@@ -25,9 +25,9 @@ from pathlib import Path
 
 from .paths import cache_dir as default_cache_dir
 from .paths import data_dir
+from .span_corruption import T5_EXTRA_IDS
 
-RECIPE_VERSION = 2          # bump when the build code changes in a way the spec does not show
-T5_EXTRA_IDS = 100          # t5-small has 100 sentinels, <extra_id_0> .. <extra_id_99>
+RECIPE_VERSION = 2  # bump when the build code changes in a way the spec does not show
 TOKENIZER_VOCAB_SIZE = 3000  # an upper bound: the sample corpus supports about 1,400 unigram pieces
 
 
@@ -35,10 +35,10 @@ TOKENIZER_VOCAB_SIZE = 3000  # an upper bound: the sample corpus supports about 
 class StandInSpec:
     """How to build one stand-in: its family and the config sizes that differ from the real model."""
 
-    name: str                 # the real model it replaces, e.g. "t5-small"
-    family: str               # "t5", "gpt2" or "gpt_neox"
+    name: str  # the real model it replaces, e.g. "t5-small"
+    family: str  # "t5", "gpt2" or "gpt_neox"
     config: dict = field(default_factory=dict)  # T5Config / GPT2Config / GPTNeoXConfig keyword arguments
-    seed: int = 0             # for the random initial weights
+    seed: int = 0  # for the random initial weights
 
 
 # Real sizes for comparison: t5-small d_model 512, 6+6 layers, 60M parameters; t5-base
@@ -48,24 +48,68 @@ class StandInSpec:
 # attention dropout doubles the time of a T5 step.
 CPU_FRIENDLY = dict(dropout_rate=0.0)
 STANDINS = {
-    "t5-small": StandInSpec("t5-small", "t5", dict(d_model=64, d_ff=256, d_kv=16, num_heads=4,
-                                                   num_layers=2, num_decoder_layers=2,
-                                                   feed_forward_proj="relu", **CPU_FRIENDLY)),
-    "t5-base": StandInSpec("t5-base", "t5", dict(d_model=128, d_ff=512, d_kv=32, num_heads=4,
-                                                 num_layers=3, num_decoder_layers=3,
-                                                 feed_forward_proj="relu", **CPU_FRIENDLY)),
+    "t5-small": StandInSpec(
+        "t5-small",
+        "t5",
+        dict(
+            d_model=64,
+            d_ff=256,
+            d_kv=16,
+            num_heads=4,
+            num_layers=2,
+            num_decoder_layers=2,
+            feed_forward_proj="relu",
+            **CPU_FRIENDLY,
+        ),
+    ),
+    "t5-base": StandInSpec(
+        "t5-base",
+        "t5",
+        dict(
+            d_model=128,
+            d_ff=512,
+            d_kv=32,
+            num_heads=4,
+            num_layers=3,
+            num_decoder_layers=3,
+            feed_forward_proj="relu",
+            **CPU_FRIENDLY,
+        ),
+    ),
     # T5 v1.1: gated-GELU feed-forward, no output scaling. transformers 5 always ties T5's
     # embeddings and turns tie_word_embeddings=False into scale_decoder_outputs=False.
-    "t5-v1_1-base": StandInSpec("t5-v1_1-base", "t5", dict(d_model=64, d_ff=192, d_kv=16, num_heads=4,
-                                                           num_layers=2, num_decoder_layers=2,
-                                                           feed_forward_proj="gated-gelu",
-                                                           tie_word_embeddings=False, **CPU_FRIENDLY)),
+    "t5-v1_1-base": StandInSpec(
+        "t5-v1_1-base",
+        "t5",
+        dict(
+            d_model=64,
+            d_ff=192,
+            d_kv=16,
+            num_heads=4,
+            num_layers=2,
+            num_decoder_layers=2,
+            feed_forward_proj="gated-gelu",
+            tie_word_embeddings=False,
+            **CPU_FRIENDLY,
+        ),
+    ),
     "gpt2": StandInSpec("gpt2", "gpt2", dict(n_embd=64, n_layer=2, n_head=4, n_positions=1024)),
     # Pythia: GPT-NeoX with rotary embeddings on a quarter of each head and parallel residuals; 512 wide and
     # 6 layers in the real 70m. Its tokenizer is GPT-NeoX's byte-level BPE with <|endoftext|> as id 0.
-    "pythia-70m-deduped": StandInSpec("pythia-70m-deduped", "gpt_neox", dict(
-        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256,
-        max_position_embeddings=512, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False)),
+    "pythia-70m-deduped": StandInSpec(
+        "pythia-70m-deduped",
+        "gpt_neox",
+        dict(
+            hidden_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=256,
+            max_position_embeddings=512,
+            rotary_pct=0.25,
+            use_parallel_residual=True,
+            tie_word_embeddings=False,
+        ),
+    ),
 }
 # Stand-ins whose tokenizer also learns from more of the shipped data (the others keep their fingerprints).
 EXTRA_CORPUS = {"pythia-70m-deduped": ("dolly/train.jsonl",)}
@@ -74,8 +118,12 @@ EXTRA_CORPUS = {"pythia-70m-deduped": ("dolly/train.jsonl",)}
 def corpus_files(root: Path | None = None, name: str = "") -> list[Path]:
     """The shipped training splits the stand-in tokenizers learn from (``name``'s extra ones included)."""
     root = root or data_dir()
-    return [root / "imdb" / "train.jsonl", root / "cnn_dailymail" / "train.jsonl",
-            root / "c4" / "train.jsonl", *(root / extra for extra in EXTRA_CORPUS.get(name, ()))]
+    return [
+        root / "imdb" / "train.jsonl",
+        root / "cnn_dailymail" / "train.jsonl",
+        root / "c4" / "train.jsonl",
+        *(root / extra for extra in EXTRA_CORPUS.get(name, ())),
+    ]
 
 
 def iter_corpus(files: Iterable[Path]) -> Iterator[str]:
@@ -89,8 +137,7 @@ def iter_corpus(files: Iterable[Path]) -> Iterator[str]:
                         yield row[key]
 
 
-def train_t5_tokenizer(texts: Iterable[str], vocab_size: int = TOKENIZER_VOCAB_SIZE,
-                       extra_ids: int = T5_EXTRA_IDS):
+def train_t5_tokenizer(texts: Iterable[str], vocab_size: int = TOKENIZER_VOCAB_SIZE, extra_ids: int = T5_EXTRA_IDS):
     """A unigram T5Tokenizer trained with SentencePiece (as T5's was), with T5's ids and sentinels."""
     import io
 
@@ -101,12 +148,24 @@ def train_t5_tokenizer(texts: Iterable[str], vocab_size: int = TOKENIZER_VOCAB_S
     # One thread and no sampling: the same corpus always gives the same pieces and scores.
     # (tokenizers' own UnigramTrainer was tried first; its scores differ from run to run.)
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(texts), model_writer=model, model_type="unigram",
-        vocab_size=vocab_size, hard_vocab_limit=False,  # the small corpus supports fewer pieces
-        pad_id=0, eos_id=1, unk_id=2, bos_id=-1,        # T5's ids; T5 has no BOS
-        normalization_rule_name="identity", remove_extra_whitespaces=False,
-        character_coverage=1.0, num_threads=1, input_sentence_size=0,
-        shuffle_input_sentence=False, max_sentence_length=1 << 20, minloglevel=2)
+        sentence_iterator=iter(texts),
+        model_writer=model,
+        model_type="unigram",
+        vocab_size=vocab_size,
+        hard_vocab_limit=False,  # the small corpus supports fewer pieces
+        pad_id=0,
+        eos_id=1,
+        unk_id=2,
+        bos_id=-1,  # T5's ids; T5 has no BOS
+        normalization_rule_name="identity",
+        remove_extra_whitespaces=False,
+        character_coverage=1.0,
+        num_threads=1,
+        input_sentence_size=0,
+        shuffle_input_sentence=False,
+        max_sentence_length=1 << 20,
+        minloglevel=2,
+    )
     proc = spm.SentencePieceProcessor(model_proto=model.getvalue())
     pieces = [(proc.id_to_piece(i), proc.get_score(i)) for i in range(proc.get_piece_size())]
     # T5 puts the sentinels last, <extra_id_0> at the very end: append 99, 98, ..., 0.
@@ -121,8 +180,9 @@ def train_gpt_neox_tokenizer(texts: Iterable[str], vocab_size: int = TOKENIZER_V
     from transformers import GPTNeoXTokenizer
 
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=2,
-                            special_tokens=["<|endoftext|>", "<|padding|>"])
+    bpe.train_from_iterator(
+        texts, vocab_size=vocab_size, min_frequency=2, special_tokens=["<|endoftext|>", "<|padding|>"]
+    )
     trained = json.loads(bpe._tokenizer.to_str())["model"]
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
     tokenizer = GPTNeoXTokenizer(vocab=trained["vocab"], merges=merges, model_max_length=2048)
@@ -136,8 +196,7 @@ def train_gpt2_tokenizer(texts: Iterable[str], vocab_size: int = TOKENIZER_VOCAB
     from transformers import GPT2Tokenizer
 
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=2,
-                            special_tokens=["<|endoftext|>"])
+    bpe.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=2, special_tokens=["<|endoftext|>"])
     trained = json.loads(bpe._tokenizer.to_str())["model"]
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
     return GPT2Tokenizer(vocab=trained["vocab"], merges=merges, model_max_length=1024)
@@ -146,14 +205,24 @@ def train_gpt2_tokenizer(texts: Iterable[str], vocab_size: int = TOKENIZER_VOCAB
 def build_standin(spec: StandInSpec, texts: Iterable[str]):
     """Return (model, tokenizer) for ``spec``: a trained tokenizer and seeded random weights."""
     import torch
-    from transformers import (GPT2Config, GPT2LMHeadModel, GPTNeoXConfig, GPTNeoXForCausalLM, T5Config,
-                              T5ForConditionalGeneration)
+    from transformers import (
+        GPT2Config,
+        GPT2LMHeadModel,
+        GPTNeoXConfig,
+        GPTNeoXForCausalLM,
+        T5Config,
+        T5ForConditionalGeneration,
+    )
 
     if spec.family == "t5":
         tokenizer = train_t5_tokenizer(texts)
-        config = T5Config(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
-                          eos_token_id=tokenizer.eos_token_id,
-                          decoder_start_token_id=tokenizer.pad_token_id, **spec.config)
+        config = T5Config(
+            vocab_size=len(tokenizer),
+            pad_token_id=tokenizer.pad_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            decoder_start_token_id=tokenizer.pad_token_id,
+            **spec.config,
+        )
         model_class = T5ForConditionalGeneration
     elif spec.family == "gpt2":
         tokenizer = train_gpt2_tokenizer(texts)
@@ -192,8 +261,7 @@ def _spec(name: str) -> StandInSpec:
     return STANDINS[name]
 
 
-def ensure_standin(name: str, cache: str | os.PathLike | None = None,
-                   files: list[Path] | None = None) -> Path:
+def ensure_standin(name: str, cache: str | os.PathLike | None = None, files: list[Path] | None = None) -> Path:
     """Path of the saved stand-in ``name``, building it first if the cache lacks it."""
     files = files or corpus_files(name=name)
     target = standin_dir(name, default_cache_dir(cache), files)
@@ -205,9 +273,17 @@ def ensure_standin(name: str, cache: str | os.PathLike | None = None,
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{name}-"))
     model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
-    (tmp / "STANDIN.json").write_text(json.dumps(
-        {"stands_in_for": name, "spec": asdict(_spec(name)), "parameters": model.num_parameters(),
-         "note": "random weights; tokenizer trained on the course's synthetic sample data"}, indent=2))
+    (tmp / "STANDIN.json").write_text(
+        json.dumps(
+            {
+                "stands_in_for": name,
+                "spec": asdict(_spec(name)),
+                "parameters": model.num_parameters(),
+                "note": "random weights; tokenizer trained on the course's synthetic sample data",
+            },
+            indent=2,
+        )
+    )
     try:
         os.replace(tmp, target)
     except OSError:  # another process finished first; its copy is identical

@@ -38,36 +38,51 @@ def deepspeed_config_path(name: str) -> Path:
     return repo_root() / "deepspeed_configs" / f"{name}.json"
 
 
-def load_deepspeed_config(path: str | os.PathLike | dict, world_size: int = 1, per_device_batch_size: int = 16,
-                          gradient_accumulation_steps: int = 1, precision: str = "fp32") -> dict:
+def load_deepspeed_config(
+    path: str | os.PathLike | dict,
+    world_size: int = 1,
+    per_device_batch_size: int = 16,
+    gradient_accumulation_steps: int = 1,
+    precision: str = "fp32",
+) -> dict:
     """The JSON config at ``path`` (or the course's config of that name, e.g. "zero2", or a config already
     read, as a dict), checked against the run that will use it."""
     if isinstance(path, dict):
-        check_deepspeed_config(path, "the config given", world_size, per_device_batch_size,
-                               gradient_accumulation_steps, precision)
+        check_deepspeed_config(
+            path, "the config given", world_size, per_device_batch_size, gradient_accumulation_steps, precision
+        )
         return path
     path = deepspeed_config_path(str(path)) if str(path) in CONFIG_NAMES else Path(path)
     try:
         config = json.loads(path.read_text())
     except FileNotFoundError:
-        raise DeepSpeedConfigError(f"{path}: no such file; the course's configs are "
-                                   f"{', '.join(CONFIG_NAMES)} in deepspeed_configs/.") from None
+        raise DeepSpeedConfigError(
+            f"{path}: no such file; the course's configs are {', '.join(CONFIG_NAMES)} in deepspeed_configs/."
+        ) from None
     except json.JSONDecodeError as err:
         raise DeepSpeedConfigError(f"{path}: not valid JSON ({err}).") from None
-    check_deepspeed_config(config, str(path), world_size, per_device_batch_size, gradient_accumulation_steps,
-                           precision)
+    check_deepspeed_config(config, str(path), world_size, per_device_batch_size, gradient_accumulation_steps, precision)
     return config
 
 
-def check_deepspeed_config(config: dict, where: str, world_size: int, per_device_batch_size: int,
-                           gradient_accumulation_steps: int, precision: str) -> None:
+def check_deepspeed_config(
+    config: dict,
+    where: str,
+    world_size: int,
+    per_device_batch_size: int,
+    gradient_accumulation_steps: int,
+    precision: str,
+) -> None:
     """Raise DeepSpeedConfigError listing every problem, each with its fix."""
     zero = config.get("zero_optimization")
     if not isinstance(zero, dict):
-        raise DeepSpeedConfigError(f"{where}: no zero_optimization section; add one with a \"stage\".")
-    problems = (_stage_problems(zero) + _offload_problems(zero)
-                + _batch_problems(config, world_size, per_device_batch_size, gradient_accumulation_steps)
-                + _precision_problems(config, precision))
+        raise DeepSpeedConfigError(f'{where}: no zero_optimization section; add one with a "stage".')
+    problems = (
+        _stage_problems(zero)
+        + _offload_problems(zero)
+        + _batch_problems(config, world_size, per_device_batch_size, gradient_accumulation_steps)
+        + _precision_problems(config, precision)
+    )
     if problems:
         raise DeepSpeedConfigError(f"{where}:\n  - " + "\n  - ".join(problems))
 
@@ -94,40 +109,49 @@ def _offload_problems(zero: dict) -> list[str]:
         if device not in OFFLOAD_DEVICES:
             problems.append(f"zero_optimization.{key}.device is {device!r}; use one of {', '.join(OFFLOAD_DEVICES)}.")
         elif device == "nvme" and not offload.get("nvme_path"):
-            problems.append(f"zero_optimization.{key} offloads to nvme but has no nvme_path; add the folder "
-                            "of a fast local disk.")
+            problems.append(
+                f"zero_optimization.{key} offloads to nvme but has no nvme_path; add the folder of a fast local disk."
+            )
         if device not in (None, "none") and stage is not None and stage < minimum_stage:
-            problems.append(f"zero_optimization.{key} needs stage {minimum_stage} or higher, but stage is "
-                            f"{zero.get('stage')}; raise the stage or remove {key}.")
+            problems.append(
+                f"zero_optimization.{key} needs stage {minimum_stage} or higher, but stage is "
+                f"{zero.get('stage')}; raise the stage or remove {key}."
+            )
     return problems
 
 
 def _batch_problems(config: dict, world_size: int, per_device: int, accumulation: int) -> list[str]:
     problems = []
-    for key, run_value, run_name in (("train_micro_batch_size_per_gpu", per_device, "per_device_batch_size"),
-                                     ("gradient_accumulation_steps", accumulation, "gradient_accumulation_steps")):
+    for key, run_value, run_name in (
+        ("train_micro_batch_size_per_gpu", per_device, "per_device_batch_size"),
+        ("gradient_accumulation_steps", accumulation, "gradient_accumulation_steps"),
+    ):
         value = config.get(key, "auto")
         if value != "auto" and value != run_value:
-            problems.append(f"{key} is {value} but the run uses {run_name}={run_value}; set it to \"auto\" "
-                            "so it follows the run.")
+            problems.append(
+                f'{key} is {value} but the run uses {run_name}={run_value}; set it to "auto" so it follows the run.'
+            )
     total = config.get("train_batch_size", "auto")
     expected = per_device * accumulation * world_size
     if total != "auto" and total != expected:
-        problems.append(f"train_batch_size is {total}, but {per_device} per device x {accumulation} accumulation "
-                        f"x {world_size} processes = {expected}; set it to {expected} or to \"auto\".")
+        problems.append(
+            f"train_batch_size is {total}, but {per_device} per device x {accumulation} accumulation "
+            f'x {world_size} processes = {expected}; set it to {expected} or to "auto".'
+        )
     return problems
 
 
 def _precision_problems(config: dict, precision: str) -> list[str]:
     problems = []
     if config.get("fp16", {}).get("enabled") not in (None, False):
-        problems.append(f"fp16 is enabled; {FP16_REFUSAL} Set fp16.enabled to false and use bf16 \"auto\".")
+        problems.append(f'fp16 is enabled; {FP16_REFUSAL} Set fp16.enabled to false and use bf16 "auto".')
     bf16 = config.get("bf16", {}).get("enabled")
     if bf16 is True and precision != "bf16":
-        problems.append("bf16.enabled is true but this device has no bf16 (a CPU or a GPU older than Ampere); "
-                        "set it to \"auto\".")
+        problems.append(
+            'bf16.enabled is true but this device has no bf16 (a CPU or a GPU older than Ampere); set it to "auto".'
+        )
     if bf16 is False and precision == "bf16":
-        problems.append("bf16.enabled is false but the run trains in bf16; set it to \"auto\".")
+        problems.append('bf16.enabled is false but the run trains in bf16; set it to "auto".')
     return problems
 
 
@@ -141,10 +165,17 @@ def launcher_environment(master_port: int | None = None) -> dict[str, str]:
     ranks = [name for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE") if name in os.environ]
     if ranks and len(ranks) < 3:
         missing = sorted({"RANK", "LOCAL_RANK", "WORLD_SIZE"} - set(ranks))
-        raise RuntimeError(f"{', '.join(ranks)} set but {', '.join(missing)} missing: start the run with a "
-                           "launcher (deepspeed, torchrun) or unset them for a single process.")
-    defaults = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(master_port or free_port()),
-                "RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1"}
+        raise RuntimeError(
+            f"{', '.join(ranks)} set but {', '.join(missing)} missing: start the run with a "
+            "launcher (deepspeed, torchrun) or unset them for a single process."
+        )
+    defaults = {
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(master_port or free_port()),
+        "RANK": "0",
+        "LOCAL_RANK": "0",
+        "WORLD_SIZE": "1",
+    }
     chosen = {name: value for name, value in defaults.items() if name not in os.environ}
     os.environ.update(chosen)
     return chosen
@@ -203,8 +234,9 @@ def deepspeed_bytes(params: int, largest_layer: int, setup: str, gpus: int, gpus
         return float(gpu)
     if setup in ("stage 3", "stage 3 + offload"):
         offload = setup.endswith("offload")
-        _, gpu, _ = estimate_zero3_model_states_mem_needs(params, largest_layer, per_node, nodes,
-                                                          cpu_offload=offload, cpu_offload_params=offload)
+        _, gpu, _ = estimate_zero3_model_states_mem_needs(
+            params, largest_layer, per_node, nodes, cpu_offload=offload, cpu_offload_params=offload
+        )
         return float(gpu)
     return None
 
@@ -224,8 +256,17 @@ def model_state_table(models: dict, gpus=(1, 8, 64)):
     def gib(size: float | None) -> float:
         return float("nan") if size is None else size / 2**30
 
-    rows = [{"model": name, "parameters": params, "setup": setup, "gpus": n,
-             "paper_gib": gib(paper_bytes(params, setup, n)),
-             "deepspeed_gib": gib(deepspeed_bytes(params, largest, setup, n))}
-            for name, (params, largest) in models.items() for setup in SETUPS for n in gpus]
+    rows = [
+        {
+            "model": name,
+            "parameters": params,
+            "setup": setup,
+            "gpus": n,
+            "paper_gib": gib(paper_bytes(params, setup, n)),
+            "deepspeed_gib": gib(deepspeed_bytes(params, largest, setup, n)),
+        }
+        for name, (params, largest) in models.items()
+        for setup in SETUPS
+        for n in gpus
+    ]
     return pd.DataFrame(rows)

@@ -50,36 +50,140 @@ TITLE_ADJ = """Last Silent Broken Hidden Distant Crimson Frozen Golden Hollow Qu
 Lonely Restless Forgotten Midnight Northern Paper Glass Iron Winter""".split()
 TITLE_NOUN = """Harbor Orchard Signal Witness Garden Station Tide Letter Kingdom Lantern
 Horizon Bridge Promise Summer Circus Machine River Ghost Frontier Symphony""".split()
-GENRES = ["drama", "thriller", "comedy", "romance", "western", "horror film", "mystery",
-          "musical", "documentary", "war film", "science-fiction film", "animated feature",
-          "crime story", "coming-of-age story", "heist movie", "period piece"]
-OCCUPATIONS = ["retired detective", "young nurse", "struggling painter", "ship captain",
-               "school teacher", "jazz pianist", "small-town lawyer", "war veteran",
-               "chemistry student", "lighthouse keeper", "widowed farmer", "night-shift cook",
-               "disgraced journalist", "professional boxer", "museum guard"]
-PLOT_EVENTS = ["inherits a house full of secrets", "tries to win back an estranged brother",
-               "is drawn into a smuggling ring", "searches for a missing daughter",
-               "agrees to one last job", "falls for a stranger on a night train",
-               "must testify against an old friend", "discovers a letter that changes everything",
-               "returns home after twenty years", "is hunted across a frozen valley",
-               "starts a band with three misfits", "uncovers a scandal at the town hall"]
-PERIODS = ["the nineteen-twenties", "the last winter of the war", "a single weekend",
-           "the present day", "the late sixties", "a long heatwave", "the near future"]
-ASPECTS = ["the acting", "the script", "the soundtrack", "the cinematography", "the pacing",
-           "the dialogue", "the ending", "the visual effects", "the lead performance",
-           "the supporting cast", "the direction", "the editing", "the humour", "the plot",
-           "the set design", "the score", "the final act", "the chemistry between the leads"]
-POS_ADJ = ["brilliant", "moving", "gripping", "superb", "charming", "delightful", "clever",
-           "haunting", "beautiful", "funny", "tense", "memorable", "wonderful", "sharp",
-           "heartfelt", "stunning", "excellent", "engaging", "powerful", "fresh"]
-NEG_ADJ = ["dull", "clumsy", "tedious", "bland", "predictable", "awful", "lifeless", "messy",
-           "forgettable", "shallow", "boring", "overlong", "wooden", "confusing", "lazy",
-           "pointless", "cheap", "flat", "grating", "dreadful"]
-INTENSIFIERS = ["", "", "", "really ", "truly ", "genuinely ", "simply ", "utterly ",
-                "quite ", "remarkably "]
-CONTEXTS = ["on a rainy Sunday afternoon", "with my parents", "at a festival screening",
-            "on a long flight", "after a friend recommended it", "on late-night television",
-            "in an almost empty cinema", "twice in one week", "on a cheap rental"]
+GENRES = [
+    "drama",
+    "thriller",
+    "comedy",
+    "romance",
+    "western",
+    "horror film",
+    "mystery",
+    "musical",
+    "documentary",
+    "war film",
+    "science-fiction film",
+    "animated feature",
+    "crime story",
+    "coming-of-age story",
+    "heist movie",
+    "period piece",
+]
+OCCUPATIONS = [
+    "retired detective",
+    "young nurse",
+    "struggling painter",
+    "ship captain",
+    "school teacher",
+    "jazz pianist",
+    "small-town lawyer",
+    "war veteran",
+    "chemistry student",
+    "lighthouse keeper",
+    "widowed farmer",
+    "night-shift cook",
+    "disgraced journalist",
+    "professional boxer",
+    "museum guard",
+]
+PLOT_EVENTS = [
+    "inherits a house full of secrets",
+    "tries to win back an estranged brother",
+    "is drawn into a smuggling ring",
+    "searches for a missing daughter",
+    "agrees to one last job",
+    "falls for a stranger on a night train",
+    "must testify against an old friend",
+    "discovers a letter that changes everything",
+    "returns home after twenty years",
+    "is hunted across a frozen valley",
+    "starts a band with three misfits",
+    "uncovers a scandal at the town hall",
+]
+PERIODS = [
+    "the nineteen-twenties",
+    "the last winter of the war",
+    "a single weekend",
+    "the present day",
+    "the late sixties",
+    "a long heatwave",
+    "the near future",
+]
+ASPECTS = [
+    "the acting",
+    "the script",
+    "the soundtrack",
+    "the cinematography",
+    "the pacing",
+    "the dialogue",
+    "the ending",
+    "the visual effects",
+    "the lead performance",
+    "the supporting cast",
+    "the direction",
+    "the editing",
+    "the humour",
+    "the plot",
+    "the set design",
+    "the score",
+    "the final act",
+    "the chemistry between the leads",
+]
+POS_ADJ = [
+    "brilliant",
+    "moving",
+    "gripping",
+    "superb",
+    "charming",
+    "delightful",
+    "clever",
+    "haunting",
+    "beautiful",
+    "funny",
+    "tense",
+    "memorable",
+    "wonderful",
+    "sharp",
+    "heartfelt",
+    "stunning",
+    "excellent",
+    "engaging",
+    "powerful",
+    "fresh",
+]
+NEG_ADJ = [
+    "dull",
+    "clumsy",
+    "tedious",
+    "bland",
+    "predictable",
+    "awful",
+    "lifeless",
+    "messy",
+    "forgettable",
+    "shallow",
+    "boring",
+    "overlong",
+    "wooden",
+    "confusing",
+    "lazy",
+    "pointless",
+    "cheap",
+    "flat",
+    "grating",
+    "dreadful",
+]
+INTENSIFIERS = ["", "", "", "really ", "truly ", "genuinely ", "simply ", "utterly ", "quite ", "remarkably "]
+CONTEXTS = [
+    "on a rainy Sunday afternoon",
+    "with my parents",
+    "at a festival screening",
+    "on a long flight",
+    "after a friend recommended it",
+    "on late-night television",
+    "in an almost empty cinema",
+    "twice in one week",
+    "on a cheap rental",
+]
 
 # --------------------------------------------------------------------------- helpers
 
@@ -133,34 +237,52 @@ def sentiment_cue(rng: random.Random, polarity: int) -> str:
     aspect = pick(rng, ASPECTS)
     actor = person(rng)
     if negate:
-        forms = [f"{cap(aspect)} is not {adj} at all.",
-                 f"I would never call {aspect} {adj}.",
-                 f"{cap(aspect)} was hardly {adj}.",
-                 f"Nobody could say {aspect} is {adj}.",
-                 f"{cap(aspect)} is not exactly {adj}, whatever the poster claims.",
-                 f"{actor} is anything but {adj} in the main role.",
-                 f"Don't expect {aspect} to be {adj}."]
+        forms = [
+            f"{cap(aspect)} is not {adj} at all.",
+            f"I would never call {aspect} {adj}.",
+            f"{cap(aspect)} was hardly {adj}.",
+            f"Nobody could say {aspect} is {adj}.",
+            f"{cap(aspect)} is not exactly {adj}, whatever the poster claims.",
+            f"{actor} is anything but {adj} in the main role.",
+            f"Don't expect {aspect} to be {adj}.",
+        ]
         if polarity > 0:
-            forms += ["I did not regret a single minute of it.", "It never once bored me.",
-                      "I can't remember the last time I laughed this hard."]
+            forms += [
+                "I did not regret a single minute of it.",
+                "It never once bored me.",
+                "I can't remember the last time I laughed this hard.",
+            ]
         else:
-            forms += ["I did not enjoy a single minute of it.", "It never once held my attention.",
-                      "I can't recommend it to anyone."]
+            forms += [
+                "I did not enjoy a single minute of it.",
+                "It never once held my attention.",
+                "I can't recommend it to anyone.",
+            ]
     else:
         inten = pick(rng, INTENSIFIERS)
-        forms = [f"{cap(aspect)} is {inten}{adj}.",
-                 f"{actor} gives {a_an(adj)} performance.",
-                 f"I found {aspect} {inten}{adj}.",
-                 f"What {a_an(adj)} film this is.",
-                 f"{cap(aspect)} felt {inten}{adj} from start to finish."]
+        forms = [
+            f"{cap(aspect)} is {inten}{adj}.",
+            f"{actor} gives {a_an(adj)} performance.",
+            f"I found {aspect} {inten}{adj}.",
+            f"What {a_an(adj)} film this is.",
+            f"{cap(aspect)} felt {inten}{adj} from start to finish.",
+        ]
         if polarity > 0:
-            forms += ["I loved every minute of it.", "It is one of the best films I have seen this year.",
-                      f"It is far better than {film_title(rng)}.", "I would happily watch it again.",
-                      "The audience applauded at the end."]
+            forms += [
+                "I loved every minute of it.",
+                "It is one of the best films I have seen this year.",
+                f"It is far better than {film_title(rng)}.",
+                "I would happily watch it again.",
+                "The audience applauded at the end.",
+            ]
         else:
-            forms += ["I wanted my money back.", "It is one of the worst films I have seen this year.",
-                      f"It is a poor copy of {film_title(rng)}.", "I almost walked out halfway through.",
-                      "Who thought this was a good idea?"]
+            forms += [
+                "I wanted my money back.",
+                "It is one of the worst films I have seen this year.",
+                f"It is a poor copy of {film_title(rng)}.",
+                "I almost walked out halfway through.",
+                "Who thought this was a good idea?",
+            ]
     return pick(rng, forms)
 
 
@@ -187,10 +309,22 @@ def neutral_sentence(rng: random.Random, title: str) -> str:
 
 def verdict(rng: random.Random, polarity: int) -> str:
     score = rng.randint(7, 10) if polarity > 0 else rng.randint(1, 4)
-    pos = ["Overall, well worth your time.", "Highly recommended.", "Go and see it.",
-           f"{score}/10.", f"{score} out of 10 from me.", "A small gem."]
-    neg = ["Overall, a waste of time.", "Skip this one.", "Avoid it.",
-           f"{score}/10.", f"{score} out of 10 from me.", "A real disappointment."]
+    pos = [
+        "Overall, well worth your time.",
+        "Highly recommended.",
+        "Go and see it.",
+        f"{score}/10.",
+        f"{score} out of 10 from me.",
+        "A small gem.",
+    ]
+    neg = [
+        "Overall, a waste of time.",
+        "Skip this one.",
+        "Avoid it.",
+        f"{score}/10.",
+        f"{score} out of 10 from me.",
+        "A real disappointment.",
+    ]
     return pick(rng, pos if polarity > 0 else neg)
 
 
@@ -213,15 +347,17 @@ def imdb_review(rng: random.Random, label: int) -> str:
         other = next(s for s, p in cues if p != polarity)
         main = next(s for s, p in cues if p == polarity)
         sentences = [s for s in sentences if s not in (other, main)]
-        sentences.insert(rng.randint(0, len(sentences)),
-                         f"{pick(rng, ['Sure', 'Admittedly', 'Granted', 'True'])}, "
-                         f"{other[0].lower() + other[1:-1]}, but {main[0].lower() + main[1:]}")
+        sentences.insert(
+            rng.randint(0, len(sentences)),
+            f"{pick(rng, ['Sure', 'Admittedly', 'Granted', 'True'])}, "
+            f"{other[0].lower() + other[1:-1]}, but {main[0].lower() + main[1:]}",
+        )
     if rng.random() < 0.7:
         sentences.append(verdict(rng, polarity))
     # IMDB's reviews keep HTML line breaks between paragraphs; many of ours do too.
     paragraphs, size = [], rng.randint(3, 6)
     for i in range(0, len(sentences), size):
-        paragraphs.append(" ".join(sentences[i:i + size]))
+        paragraphs.append(" ".join(sentences[i : i + size]))
     joiner = "<br /><br />" if rng.random() < 0.5 else " "
     return joiner.join(paragraphs)
 
@@ -235,25 +371,55 @@ def imdb_split(rng: random.Random, n: int, labelled: bool) -> list[dict]:
 # --------------------------------------------------------------------------- CNN/DailyMail
 
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-PURPOSES = ["road repairs", "new school buildings", "public parks", "flood defences",
-            "bus services", "affordable housing", "the city library"]
-TEAMS = ["Harbor City Rovers", "Northfield United", "Eastbrook Athletic", "Riverside Wanderers",
-         "Kingsport Falcons", "Westvale Rangers", "Millbrook Town", "Stonegate Albion"]
-COMPANIES = ["Brightline Appliances", "Norvik Motors", "Calder Toys", "Hestia Home",
-             "Pellon Electronics", "Marlow Foods", "Arden Cycles"]
-PRODUCTS = [("space heaters", "can overheat and start a fire"),
-            ("child car seats", "have a buckle that can come loose"),
-            ("electric scooters", "have batteries that may swell"),
-            ("baby monitors", "contain a cable that can overheat"),
-            ("pressure cookers", "have lids that can burst open"),
-            ("mountain bikes", "have a fork that may crack")]
-FINDINGS = [("a new species of frog", "in the cloud forest", "its bright blue throat"),
-            ("an ancient shipwreck", "off the northern coast", "a cargo of clay jars"),
-            ("a planet twice the size of Earth", "orbiting a nearby star", "signs of water vapour"),
-            ("a colony of rare bats", "in an abandoned mine", "an unusual winter call"),
-            ("a fossilised forest", "beneath a melting glacier", "tree stumps 9,000 years old")]
-UNIVERSITIES = ["the University of Halden", "Marston Institute of Technology",
-                "Clearwater University", "the Royal College of Eastmere"]
+PURPOSES = [
+    "road repairs",
+    "new school buildings",
+    "public parks",
+    "flood defences",
+    "bus services",
+    "affordable housing",
+    "the city library",
+]
+TEAMS = [
+    "Harbor City Rovers",
+    "Northfield United",
+    "Eastbrook Athletic",
+    "Riverside Wanderers",
+    "Kingsport Falcons",
+    "Westvale Rangers",
+    "Millbrook Town",
+    "Stonegate Albion",
+]
+COMPANIES = [
+    "Brightline Appliances",
+    "Norvik Motors",
+    "Calder Toys",
+    "Hestia Home",
+    "Pellon Electronics",
+    "Marlow Foods",
+    "Arden Cycles",
+]
+PRODUCTS = [
+    ("space heaters", "can overheat and start a fire"),
+    ("child car seats", "have a buckle that can come loose"),
+    ("electric scooters", "have batteries that may swell"),
+    ("baby monitors", "contain a cable that can overheat"),
+    ("pressure cookers", "have lids that can burst open"),
+    ("mountain bikes", "have a fork that may crack"),
+]
+FINDINGS = [
+    ("a new species of frog", "in the cloud forest", "its bright blue throat"),
+    ("an ancient shipwreck", "off the northern coast", "a cargo of clay jars"),
+    ("a planet twice the size of Earth", "orbiting a nearby star", "signs of water vapour"),
+    ("a colony of rare bats", "in an abandoned mine", "an unusual winter call"),
+    ("a fossilised forest", "beneath a melting glacier", "tree stumps 9,000 years old"),
+]
+UNIVERSITIES = [
+    "the University of Halden",
+    "Marston Institute of Technology",
+    "Clearwater University",
+    "the Royal College of Eastmere",
+]
 
 
 def money(rng: random.Random) -> str:
@@ -264,8 +430,15 @@ def council_story(rng: random.Random) -> tuple[list[str], list[str]]:
     city, amount, purpose = pick(rng, PLACES), money(rng), pick(rng, PURPOSES)
     yes, no = rng.randint(7, 12), rng.randint(1, 6)
     mayor, critic, day = person(rng), person(rng), pick(rng, WEEKDAYS)
-    critique = pick(rng, ["leaves too little for emergencies", "raises property taxes too far",
-                          "ignores the poorer districts", "relies on optimistic forecasts"])
+    critique = pick(
+        rng,
+        [
+            "leaves too little for emergencies",
+            "raises property taxes too far",
+            "ignores the poorer districts",
+            "relies on optimistic forecasts",
+        ],
+    )
     paragraphs = [
         f"The city council in {city} voted {yes} to {no} on {day} to approve a budget of {amount}, "
         f"with the largest share going to {purpose}.",
@@ -317,8 +490,7 @@ def sport_story(rng: random.Random) -> tuple[list[str], list[str]]:
     star, coach, crowd = person(rng), person(rng), rng.randint(18, 80) * 1000
     minute = rng.randint(60, 89)
     paragraphs = [
-        f"{home} won the cup final on {pick(rng, WEEKDAYS)}, beating {away} {a}-{b} in front of "
-        f"{crowd:,} fans.",
+        f"{home} won the cup final on {pick(rng, WEEKDAYS)}, beating {away} {a}-{b} in front of {crowd:,} fans.",
         f"{star} scored twice, including a header in the {minute}th minute that settled the match.",
         f"'I have dreamed about this since I was a child,' {star.split()[0]} said after the game, "
         f"still holding the trophy.",
@@ -347,8 +519,7 @@ def recall_story(rng: random.Random) -> tuple[list[str], list[str]]:
         f"published alongside the national consumer safety agency.",
         f"Customers are being told to stop using the {product} at once and to contact the company "
         f"for a free repair or a full refund.",
-        f"Spokesperson {spokesperson} said safety was 'our first priority' and apologised for "
-        f"the inconvenience.",
+        f"Spokesperson {spokesperson} said safety was 'our first priority' and apologised for the inconvenience.",
         "The affected models were sold in shops and online over the past two years.",
     ]
     highlights = [
@@ -367,8 +538,7 @@ def science_story(rng: random.Random) -> tuple[list[str], list[str]]:
         f"Researchers from {uni} say they have found {finding} {where}, a discovery described "
         f"this week in a scientific journal.",
         f"The team, led by {lead}, spent {years} years on the project before the find was confirmed.",
-        f"What surprised them most was {detail}. 'We had to check our results three times,' "
-        f"{lead.split()[0]} said.",
+        f"What surprised them most was {detail}. 'We had to check our results three times,' {lead.split()[0]} said.",
         "Other scientists called the work careful but said more study was needed "
         "before firm conclusions could be drawn.",
         "The group now plans a second expedition next year.",
@@ -404,71 +574,128 @@ def cnn_story(rng: random.Random, split: str, index: int) -> dict:
     article = "\n\n".join([lead] + body[1:])
     if rng.random() < 0.3:
         highlights = highlights[:2]
-    return {"article": article, "highlights": "\n".join(highlights),
-            "id": hashlib.sha1(f"sample-cnn-{split}-{index}".encode()).hexdigest()}
+    return {
+        "article": article,
+        "highlights": "\n".join(highlights),
+        "id": hashlib.sha1(f"sample-cnn-{split}-{index}".encode()).hexdigest(),
+    }
 
 
 # --------------------------------------------------------------------------- C4
 
 DISHES = ["lemon chicken", "lentil soup", "banana bread", "vegetable curry", "apple pie", "fish tacos"]
-INGREDIENTS = ["two cloves of garlic", "a cup of flour", "a pinch of salt", "three ripe tomatoes",
-               "a tablespoon of olive oil", "half a cup of sugar", "a handful of fresh basil"]
-GADGETS = ["wireless speaker", "desk lamp", "travel backpack", "coffee grinder", "running watch",
-           "water bottle"]
-FEATURES = ["a battery that lasts all week", "a solid aluminium frame", "three brightness settings",
-            "a waterproof finish", "a lifetime warranty", "a quiet motor"]
-ACTIVITIES = ["hiking along the old canal", "visiting the covered market", "a boat trip around the bay",
-              "the cathedral tower", "a cooking class", "cycling between the villages"]
-TASKS = ["fix a dripping tap", "repot a houseplant", "clean a cast iron pan", "back up your phone",
-         "paint a wooden fence", "set up a compost bin"]
+INGREDIENTS = [
+    "two cloves of garlic",
+    "a cup of flour",
+    "a pinch of salt",
+    "three ripe tomatoes",
+    "a tablespoon of olive oil",
+    "half a cup of sugar",
+    "a handful of fresh basil",
+]
+GADGETS = ["wireless speaker", "desk lamp", "travel backpack", "coffee grinder", "running watch", "water bottle"]
+FEATURES = [
+    "a battery that lasts all week",
+    "a solid aluminium frame",
+    "three brightness settings",
+    "a waterproof finish",
+    "a lifetime warranty",
+    "a quiet motor",
+]
+ACTIVITIES = [
+    "hiking along the old canal",
+    "visiting the covered market",
+    "a boat trip around the bay",
+    "the cathedral tower",
+    "a cooking class",
+    "cycling between the villages",
+]
+TASKS = [
+    "fix a dripping tap",
+    "repot a houseplant",
+    "clean a cast iron pan",
+    "back up your phone",
+    "paint a wooden fence",
+    "set up a compost bin",
+]
 TLDS = ["com", "org", "net", "co.uk", "info"]
 SITE_WORDS = ["daily", "green", "home", "kitchen", "travel", "maker", "north", "simple", "bright", "local"]
 
 
 def c4_recipe(rng):
     dish = pick(rng, DISHES)
-    lines = [f"This {dish} is the dish my family asks for every {pick(rng, WEEKDAYS)}.",
-             f"You will need {pick(rng, INGREDIENTS)}, {pick(rng, INGREDIENTS)} and {pick(rng, INGREDIENTS)}."]
-    lines += distinct(rng, lambda r: pick(r, [
-        f"Heat the oven to {r.randint(16, 22) * 10} degrees.",
-        f"Stir for {r.randint(2, 15)} minutes until golden.",
-        "Season to taste and leave to rest before serving.",
-        f"Add {pick(r, INGREDIENTS)} and mix well.",
-        "Cover the pan and let it simmer on a low heat."]), rng.randint(2, 5))
+    lines = [
+        f"This {dish} is the dish my family asks for every {pick(rng, WEEKDAYS)}.",
+        f"You will need {pick(rng, INGREDIENTS)}, {pick(rng, INGREDIENTS)} and {pick(rng, INGREDIENTS)}.",
+    ]
+    lines += distinct(
+        rng,
+        lambda r: pick(
+            r,
+            [
+                f"Heat the oven to {r.randint(16, 22) * 10} degrees.",
+                f"Stir for {r.randint(2, 15)} minutes until golden.",
+                "Season to taste and leave to rest before serving.",
+                f"Add {pick(r, INGREDIENTS)} and mix well.",
+                "Cover the pan and let it simmer on a low heat.",
+            ],
+        ),
+        rng.randint(2, 5),
+    )
     lines.append("Leave a comment below if you try it!")
     return dish, lines
 
 
 def c4_product(rng):
     gadget = pick(rng, GADGETS)
-    lines = [f"Meet the new {gadget} from {pick(rng, COMPANIES)}.",
-             f"It comes with {pick(rng, FEATURES)} and {pick(rng, FEATURES)}.",
-             f"Orders over ${rng.randint(25, 99)} ship free.",
-             pick(rng, ["Available in four colours.", "Rated 4.7 stars by our customers.",
-                        "Free returns within 30 days."])]
+    lines = [
+        f"Meet the new {gadget} from {pick(rng, COMPANIES)}.",
+        f"It comes with {pick(rng, FEATURES)} and {pick(rng, FEATURES)}.",
+        f"Orders over ${rng.randint(25, 99)} ship free.",
+        pick(rng, ["Available in four colours.", "Rated 4.7 stars by our customers.", "Free returns within 30 days."]),
+    ]
     return gadget, lines
 
 
 def c4_travel(rng):
     city = pick(rng, PLACES)
-    lines = [f"We spent {rng.randint(2, 10)} days in {city} last {pick(rng, ['spring', 'summer', 'autumn', 'winter'])}."]
-    lines += distinct(rng, lambda r: pick(r, [
-        f"The highlight was {pick(r, ACTIVITIES)}.",
-        "Our hotel was close to the station, which made early starts easy.",
-        "Book tickets in advance, because queues get long after ten.",
-        "The food was cheaper than we expected.",
-        f"If you have an extra day, take the train to {pick(r, PLACES)}."]), rng.randint(2, 5))
+    lines = [
+        f"We spent {rng.randint(2, 10)} days in {city} last {pick(rng, ['spring', 'summer', 'autumn', 'winter'])}."
+    ]
+    lines += distinct(
+        rng,
+        lambda r: pick(
+            r,
+            [
+                f"The highlight was {pick(r, ACTIVITIES)}.",
+                "Our hotel was close to the station, which made early starts easy.",
+                "Book tickets in advance, because queues get long after ten.",
+                "The food was cheaper than we expected.",
+                f"If you have an extra day, take the train to {pick(r, PLACES)}.",
+            ],
+        ),
+        rng.randint(2, 5),
+    )
     return f"{city} travel guide", lines
 
 
 def c4_howto(rng):
     task = pick(rng, TASKS)
     lines = [f"Here is how to {task} in under an hour."]
-    steps = distinct(rng, lambda r: pick(r, ["gather your tools before you start.",
-                                                "turn off the water supply first.",
-                                                "work slowly and check each part as you go.",
-                                                "wipe everything down with a dry cloth.",
-                                                "wait a few hours before using it again."]), rng.randint(2, 5))
+    steps = distinct(
+        rng,
+        lambda r: pick(
+            r,
+            [
+                "gather your tools before you start.",
+                "turn off the water supply first.",
+                "work slowly and check each part as you go.",
+                "wipe everything down with a dry cloth.",
+                "wait a few hours before using it again.",
+            ],
+        ),
+        rng.randint(2, 5),
+    )
     lines += [f"Step {n}: {step}" for n, step in enumerate(steps, start=1)]
     lines.append(f"Questions? Email {pick(rng, FIRST_NAMES).lower()}@example.com.")
     return task, lines
@@ -478,8 +705,16 @@ def c4_opinion(rng):
     # Real C4 holds plenty of opinionated web text (blogs, film notes, forum posts); this is
     # where a pretrained T5 meets words like "superb" and "dull" before any sentiment task.
     title, polarity = film_title(rng), rng.choice([1, -1])
-    lines = [pick(rng, [f"My thoughts on {title}, the new {pick(rng, GENRES)}.",
-                        f"Film notes: {title}.", f"Weekend viewing: {title}."])]
+    lines = [
+        pick(
+            rng,
+            [
+                f"My thoughts on {title}, the new {pick(rng, GENRES)}.",
+                f"Film notes: {title}.",
+                f"Weekend viewing: {title}.",
+            ],
+        )
+    ]
     lines += [sentiment_cue(rng, polarity) for _ in range(rng.randint(2, 4))]
     lines.insert(rng.randint(1, len(lines)), neutral_sentence(rng, title))
     lines.append(verdict(rng, polarity))
@@ -490,8 +725,9 @@ def c4_doc(rng: random.Random) -> dict:
     topic, lines = pick(rng, [c4_recipe, c4_product, c4_travel, c4_howto, c4_opinion])(rng)
     site = f"{pick(rng, SITE_WORDS)}{pick(rng, SITE_WORDS)}.{pick(rng, TLDS)}"
     slug = "-".join(topic.lower().split())
-    stamp = (f"2019-04-{rng.randint(18, 26):02d}T{rng.randint(0, 23):02d}:"
-             f"{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}Z")
+    stamp = (
+        f"2019-04-{rng.randint(18, 26):02d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}Z"
+    )
     return {"text": "\n".join(lines), "timestamp": stamp, "url": f"https://{site}/{slug}-{rng.randint(100, 9999)}"}
 
 
@@ -499,15 +735,37 @@ def c4_doc(rng: random.Random) -> dict:
 
 # Dolly's eight categories, each a task with short answers whose words recur, so that a tiny model
 # trained for a minute learns the answer's shape and its ROUGE against the reference rises.
-CAPITALS = [("France", "Paris"), ("Kenya", "Nairobi"), ("Japan", "Tokyo"), ("Chile", "Santiago"),
-            ("Norway", "Oslo"), ("Canada", "Ottawa"), ("Portugal", "Lisbon"), ("Ghana", "Accra"),
-            ("Estonia", "Tallinn"), ("Poland", "Warsaw"), ("Peru", "Lima"), ("Egypt", "Cairo")]
+CAPITALS = [
+    ("France", "Paris"),
+    ("Kenya", "Nairobi"),
+    ("Japan", "Tokyo"),
+    ("Chile", "Santiago"),
+    ("Norway", "Oslo"),
+    ("Canada", "Ottawa"),
+    ("Portugal", "Lisbon"),
+    ("Ghana", "Accra"),
+    ("Estonia", "Tallinn"),
+    ("Poland", "Warsaw"),
+    ("Peru", "Lima"),
+    ("Egypt", "Cairo"),
+]
 SEASONS = ["spring", "summer", "autumn", "winter"]
 
 
 def dolly_row(rng: random.Random) -> dict:
-    category = pick(rng, ["open_qa", "closed_qa", "classification", "information_extraction",
-                          "summarization", "brainstorming", "creative_writing", "general_qa"])
+    category = pick(
+        rng,
+        [
+            "open_qa",
+            "closed_qa",
+            "classification",
+            "information_extraction",
+            "summarization",
+            "brainstorming",
+            "creative_writing",
+            "general_qa",
+        ],
+    )
     context = ""
     if category == "open_qa":
         country, city = pick(rng, CAPITALS)
@@ -571,14 +829,14 @@ def build_all(seed: int = SEED, sizes: dict | None = None) -> dict[str, str]:
     for split, n in sizes["dolly"].items():
         rng = split_rng(seed, "dolly", split)
         files[f"dolly/{split}.jsonl"] = [dolly_row(rng) for _ in range(n)]
-    return {path: "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-            for path, rows in files.items()}
+    return {path: "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows) for path, rows in files.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="compare a fresh run with the files on disk instead of writing")
+    parser.add_argument(
+        "--check", action="store_true", help="compare a fresh run with the files on disk instead of writing"
+    )
     parser.add_argument("--out", type=Path, default=DATA_DIR, help="folder to write into")
     args = parser.parse_args(argv)
     stale = []

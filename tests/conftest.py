@@ -34,8 +34,9 @@ def pytest_configure(config):
     work = Path(tempfile.mkdtemp(prefix="course-tests-"))
     log = work / "network-attempts.log"
     config._course_netguard_log = log
-    os.environ.update(guarded_env(log, COURSE_OUTPUT_DIR=str(work / "outputs"), COURSE_PROFILE="smoke",
-                                COURSE_SHOW_TENSORBOARD="0"))
+    os.environ.update(
+        guarded_env(log, COURSE_OUTPUT_DIR=str(work / "outputs"), COURSE_PROFILE="smoke", COURSE_SHOW_TENSORBOARD="0")
+    )
     sys.path.insert(0, str(GUARD_DIR))
     import sitecustomize  # noqa: F401 - installs the guard in this process too
 

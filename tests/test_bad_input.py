@@ -7,12 +7,13 @@ import sys
 
 import pytest
 
-from course_utils import finetune, pretrain, pretrain_command
+from course_utils import finetune
+from course_utils.pretraining import __main__ as pretraining_command
 from course_utils.configs import InputError
 from course_utils.data import read_imdb
 from course_utils.models import resolve_model
 from course_utils.paths import data_dir
-from course_utils.pretrain_data import iter_texts
+from course_utils.pretraining.data import iter_texts
 from course_utils.configs import DataSource
 
 
@@ -55,8 +56,11 @@ def test_a_blank_line_still_counts_so_the_number_matches_the_editor(tmp_path):
 def test_a_text_file_that_is_not_utf8_names_file_line_and_byte(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_bytes(b"The first document.\nThe second one.\nA caf\xe9 in Latin-1.\n")
-    with pytest.raises(InputError, match=r"corpus.txt, line 3: not UTF-8 text \(byte 6 of the line is 0xe9\); "
-                                         r"save the file as UTF-8"):
+    with pytest.raises(
+        InputError,
+        match=r"corpus.txt, line 3: not UTF-8 text \(byte 6 of the line is 0xe9\); "
+        r"save the file as UTF-8",
+    ):
         list(iter_texts(str(corpus), None, "train"))
 
 
@@ -64,11 +68,14 @@ def test_the_fine_tune_command_prints_one_line_and_exits_2(tmp_path, capsys):
     folder = imdb_folder(tmp_path, [review(1), '{"text": "cut'])
     resolve_model("standin:t5-small")  # a first use builds the stand-in, and says so: not part of the error
     capsys.readouterr()
-    status = finetune.main(["--model-name", "standin:t5-small", "--data-path", str(folder),
-                            "--output-dir", str(tmp_path / "run")])
+    status = finetune.main(
+        ["--model-name", "standin:t5-small", "--data-path", str(folder), "--output-dir", str(tmp_path / "run")]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1
-    assert err[0].startswith("python -m course_utils.finetune: error: ") and "test.jsonl, line 2: not valid JSON" in err[0]
+    assert (
+        err[0].startswith("python -m course_utils.finetune: error: ") and "test.jsonl, line 2: not valid JSON" in err[0]
+    )
 
 
 def test_the_pretrain_command_names_the_bad_line_even_from_a_data_worker(tmp_path, capsys):
@@ -76,21 +83,61 @@ def test_the_pretrain_command_names_the_bad_line_even_from_a_data_worker(tmp_pat
     corpus.write_bytes(b"".join(b"Document number %d is plain text.\n" % i for i in range(40)) + b"\xff\xfe\n")
     resolve_model("standin:t5-v1_1-base")
     capsys.readouterr()
-    status = pretrain_command.main(pretrain.pretrain, ["--model-name", "standin:t5-v1_1-base", "--data-path", str(corpus), "--data-config", "",
-                            "--output-dir", str(tmp_path / "run"), "--input-length", "32", "--batch-size", "4",
-                            "--total-steps", "2", "--warmup-steps", "1", "--eval-batches", "1",
-                            "--checkpoint-every", "0", "--data-workers", "1", "--attn-implementation", "eager"])
+    status = pretraining_command.main(
+        [
+            "--model-name",
+            "standin:t5-v1_1-base",
+            "--data-path",
+            str(corpus),
+            "--data-config",
+            "",
+            "--output-dir",
+            str(tmp_path / "run"),
+            "--input-length",
+            "32",
+            "--batch-size",
+            "4",
+            "--total-steps",
+            "2",
+            "--warmup-steps",
+            "1",
+            "--eval-batches",
+            "1",
+            "--checkpoint-every",
+            "0",
+            "--data-workers",
+            "1",
+            "--attn-implementation",
+            "eager",
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1, err
-    assert err[0].startswith("python -m course_utils.pretrain: error: ") and "corpus.txt, line 41: not UTF-8 text" in err[0]
+    assert (
+        err[0].startswith("python -m course_utils.pretraining: error: ")
+        and "corpus.txt, line 41: not UTF-8 text" in err[0]
+    )
 
 
 @pytest.mark.slow
 def test_the_installed_command_exits_non_zero_without_a_traceback(tmp_path):
     folder = imdb_folder(tmp_path, [review(9)])
-    done = subprocess.run([sys.executable, "-m", "course_utils.finetune", "--model-name", "standin:t5-small",
-                           "--data-path", str(folder), "--output-dir", str(tmp_path / "run")],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "course_utils.finetune",
+            "--model-name",
+            "standin:t5-small",
+            "--data-path",
+            str(folder),
+            "--output-dir",
+            str(tmp_path / "run"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith("python -m course_utils.finetune: error: ")

@@ -45,12 +45,16 @@ def test_the_readme_links_to_the_results_and_copies_no_benchmark_table():
 def test_every_benchmark_option_has_help():
     import re
 
-    for script in sorted(Path(results.__file__).parent.glob("bench*.py")) + [Path(results.__file__).with_name("full_run_cost.py")]:
+    for script in sorted(Path(results.__file__).parent.glob("bench*.py")) + [
+        Path(results.__file__).with_name("full_run_cost.py")
+    ]:
         for call in re.findall(r"add_argument\((.*?)\)\n", script.read_text(), re.S):
             assert "help=" in call, f"{script.name}: {call}"
 
 
 def test_the_trainers_progress_dicts_are_left_out_and_the_figures_kept():
-    output = "rows  seed  acc\n{'loss': '8.344', 'grad_norm': '6.284', 'epoch': '0.1333'}\n" \
-             "{'train_runtime': '32.13', 'train_loss': '0.6877', 'epoch': '2'}\n 1200    42   0.848\n"
+    output = (
+        "rows  seed  acc\n{'loss': '8.344', 'grad_norm': '6.284', 'epoch': '0.1333'}\n"
+        "{'train_runtime': '32.13', 'train_loss': '0.6877', 'epoch': '2'}\n 1200    42   0.848\n"
+    )
     assert results.figures_only(output) == "rows  seed  acc\n 1200    42   0.848"

@@ -21,18 +21,27 @@ from pathlib import Path
 
 import pytest
 
-from course_utils import labs
-
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import labs  # noqa: E402 - tools/labs.py (tools/ is no package)
+
 CHROMIUM = Path("/usr/bin/chromium")
 # Chromium's own calls home are refused on a closed network, many at a time: switch them off.
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
-WRONG_TASK_1 = '''    d, inner = config.d_model, config.num_heads * config.d_kv
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+WRONG_TASK_1 = """    d, inner = config.d_model, config.num_heads * config.d_kv
     encoder_layer = 4 * d * inner + 2 * d * config.d_ff + 2 * d
     decoder_layer = 8 * d * inner + 2 * d * config.d_ff + 3 * d
-    return config.vocab_size * d + config.num_layers * encoder_layer + config.num_decoder_layers * decoder_layer + 2 * d'''
+    return config.vocab_size * d + config.num_layers * encoder_layer + config.num_decoder_layers * decoder_layer + 2 * d"""
 
 
 def free_port() -> int:
@@ -59,24 +68,41 @@ def lab_with_a_wrong_answer(folder: Path) -> Path:
 @pytest.fixture
 def jupyterlab(tmp_path):
     if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium package (apt-get install chromium).")
+        pytest.fail(
+            f"{CHROMIUM} is missing: `make test` installs Debian's chromium package (apt-get install chromium)."
+        )
     port, token = free_port(), secrets.token_hex(16)
     root = tmp_path / "labs"
     root.mkdir()
     notebook = lab_with_a_wrong_answer(root)
     # No "get notified about Jupyter news?" pop-up over the page.
     (tmp_path / "config" / "labconfig").mkdir(parents=True)
-    (tmp_path / "config" / "labconfig" / "page_config.json").write_text(json.dumps(
-        {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+    (tmp_path / "config" / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+    )
     log = open(tmp_path / "jupyterlab.log", "w")
     server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--allow-root",
-         # Nothing from the internet: no news, no update check, no extension listing from PyPI.
-         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         "--LabApp.extension_manager=readonly"],
-        stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
-                                                      JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime")))
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            "--allow-root",
+            # Nothing from the internet: no news, no update check, no extension listing from PyPI.
+            "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=dict(
+            os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime")
+        ),
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:

@@ -16,21 +16,40 @@ import torch
 from safetensors.torch import load_file
 
 from course_utils.paths import data_dir
-from course_utils.pretrain_config import PretrainConfig
-from course_utils.checkpoints import complete_checkpoints
-from course_utils.pretrain import pretrain
+from course_utils.pretraining.config import PretrainConfig
+from course_utils.pretraining.checkpoints import complete_checkpoints
+from course_utils.pretraining.loop import pretrain
 
 pytestmark = pytest.mark.slow
 STEPS = 12
-SETTINGS = dict(model_name="standin:t5-v1_1-base", data_path=str(data_dir() / "c4"), input_length=32, batch_size=8,
-                total_steps=STEPS, warmup_steps=2, learning_rate=1e-2, logging_steps=1, eval_every=4, eval_batches=2,
-                attn_implementation="eager", shuffle_block=100, checkpoint_every=1, data_workers=2)
+SETTINGS = dict(
+    model_name="standin:t5-v1_1-base",
+    data_path=str(data_dir() / "c4"),
+    input_length=32,
+    batch_size=8,
+    total_steps=STEPS,
+    warmup_steps=2,
+    learning_rate=1e-2,
+    logging_steps=1,
+    eval_every=4,
+    eval_batches=2,
+    attn_implementation="eager",
+    shuffle_block=100,
+    checkpoint_every=1,
+    data_workers=2,
+)
 
 
 def command(output_dir: Path, resume: bool) -> list[str]:
     flags = [f"--{k.replace('_', '-')}={v}" for k, v in SETTINGS.items()]
-    return [sys.executable, "-m", "course_utils.pretrain", *flags, f"--output-dir={output_dir}",
-            f"--resume={'true' if resume else 'false'}"]
+    return [
+        sys.executable,
+        "-m",
+        "course_utils.pretraining",
+        *flags,
+        f"--output-dir={output_dir}",
+        f"--resume={'true' if resume else 'false'}",
+    ]
 
 
 def final_state(output_dir: Path) -> tuple[dict, dict]:
@@ -84,7 +103,9 @@ def test_many_sigkills_at_random_moments_then_resume_give_the_uninterrupted_run(
     kills, torn = 0, 0
     while True:
         resume = (tmp_path / "checkpoints").is_dir() and bool(list((tmp_path / "checkpoints").glob("step-*")))
-        process = subprocess.Popen(command(tmp_path, resume), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        process = subprocess.Popen(
+            command(tmp_path, resume), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
         if kills < 4:
             for line in process.stdout:  # wait until training runs
                 if line.startswith("[train] Step"):
@@ -110,8 +131,13 @@ def test_many_sigkills_at_random_moments_then_resume_give_the_uninterrupted_run(
 def test_sigterm_checkpoints_says_how_to_resume_and_exits_0(tmp_path, uninterrupted):
     # In a session of its own, so that the signal can go to every process of the run, data workers
     # included, as a cluster's job limit or a preemption sends it.
-    process = subprocess.Popen(command(tmp_path, resume=False), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               text=True, start_new_session=True)
+    process = subprocess.Popen(
+        command(tmp_path, resume=False),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
     for line in process.stdout:
         if line.startswith("[train] Step 2 "):
             os.killpg(process.pid, signal.SIGTERM)
@@ -122,14 +148,17 @@ def test_sigterm_checkpoints_says_how_to_resume_and_exits_0(tmp_path, uninterrup
     assert len(stopped) == 1 and "--resume true" in stopped[0], rest
     step = int(stopped[0].split("after step ")[1].split()[0])
     assert step < STEPS and complete_checkpoints(PretrainConfig(**SETTINGS, output_dir=str(tmp_path)))[-1].name == (
-        f"step-{step:07d}")
+        f"step-{step:07d}"
+    )
     resumed = subprocess.run(command(tmp_path, resume=True), capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert_same_run(tmp_path, uninterrupted)
 
 
 def test_a_resumed_run_with_no_steps_left_still_evaluates_and_reports(uninterrupted):
-    result = pretrain(PretrainConfig(**{**SETTINGS, "resume": True}, output_dir=str(uninterrupted)), echo=lambda _: None)
+    result = pretrain(
+        PretrainConfig(**{**SETTINGS, "resume": True}, output_dir=str(uninterrupted)), echo=lambda _: None
+    )
     reference, _ = final_state(uninterrupted)
     assert result.steps == STEPS and result.eval_nll[STEPS] == pytest.approx(reference[str(STEPS)], rel=1e-5)
     assert sorted(result.eval_nll) == [0, 4, 8, 12]  # the whole run's history, from the checkpoint

@@ -72,8 +72,8 @@ def guards(notebook: Path) -> list[tuple[str, str]]:
         source = re.sub(r"^(\s*)%.*$", r"\1pass", "".join(cell["source"]), flags=re.M)
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Assert) and message_text(node.msg).startswith(PREFIX):
-                sentence = message_text(node.msg)[len(PREFIX):].strip()
-                following = next((c for c in cells[index + 1:] if c["cell_type"] == "markdown"), None)
+                sentence = message_text(node.msg)[len(PREFIX) :].strip()
+                following = next((c for c in cells[index + 1 :] if c["cell_type"] == "markdown"), None)
                 found.append((sentence, plain("".join(following["source"])) if following else ""))
     return found
 
@@ -94,8 +94,11 @@ def test_a_sentence_edited_without_its_guard_is_caught(tmp_path):
     notebook = json.loads(lesson("03").read_text())
     for cell in notebook["cells"]:
         if cell["cell_type"] == "markdown":
-            cell["source"] = ["".join(cell["source"]).replace("ROUGE-2 and ROUGE-L punish the shuffle.",
-                                                              "ROUGE-2 punishes the shuffle.")]
+            cell["source"] = [
+                "".join(cell["source"]).replace(
+                    "ROUGE-2 and ROUGE-L punish the shuffle.", "ROUGE-2 punishes the shuffle."
+                )
+            ]
     edited = tmp_path / "03_edited.ipynb"
     edited.write_text(json.dumps(notebook))
     missing = [s for s, text in guards(edited) if plain(s) not in text]

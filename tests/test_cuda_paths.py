@@ -7,6 +7,7 @@ that cannot restart, bf16 emulated without a word, and the GPU checks seeing sev
 """
 
 import dataclasses
+import json
 import logging
 import os
 import time
@@ -15,12 +16,11 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-import course_utils.pretrain_config as pretrain_config
-import course_utils.pretrain as pretraining
-import course_utils.pretrain_command as pretrain_command
-import course_utils.pretrain_run as pretrain_run
-from course_utils.pretrain_config import PretrainResult
-from course_utils.pretrain_run import PretrainRun
+import course_utils.pretraining.__main__ as pretrain_command
+import course_utils.pretraining.config as pretrain_config
+import course_utils.pretraining.loop as pretraining
+from course_utils.pretraining.config import PretrainPlan, PretrainResult
+from course_utils.pretraining.run import PretrainRun
 from course_utils.configs import InputError
 from course_utils.finetune import FinetuneConfig, fitting_batch
 from course_utils.sentiment_trainer import save
@@ -29,13 +29,27 @@ from course_utils.device_report import compile_check
 from course_utils.machine import MATMUL_SIZE, matmul_tflops
 from course_utils.memory import choose_accumulation, peak_memory, reset_peak_memory, rows_that_fit
 from course_utils.paths import data_dir
-from course_utils.pretrain_config import PretrainConfig, resolve_accumulation
-from course_utils.pretrain import pretrain
+from course_utils.pretraining.config import PretrainConfig, choose_accumulation_steps
+from course_utils.pretraining.loop import pretrain
 
 T5_V11_BASE = 247_577_856
-TINY = dict(model_name="standin:t5-v1_1-base", data_path=str(data_dir() / "c4"), data_config=None, input_length=32,
-            batch_size=8, total_steps=4, warmup_steps=1, learning_rate=1e-2, logging_steps=1, eval_every=0,
-            eval_batches=1, checkpoint_every=0, attn_implementation="eager", shuffle_block=100, data_workers=0)
+TINY = dict(
+    model_name="standin:t5-v1_1-base",
+    data_path=str(data_dir() / "c4"),
+    data_config=None,
+    input_length=32,
+    batch_size=8,
+    total_steps=4,
+    warmup_steps=1,
+    learning_rate=1e-2,
+    logging_steps=1,
+    eval_every=0,
+    eval_batches=1,
+    checkpoint_every=0,
+    attn_implementation="eager",
+    shuffle_block=100,
+    data_workers=0,
+)
 
 
 def quiet(*_args, **_kwargs):
@@ -72,6 +86,7 @@ def dynamo_warnings():
 
 # 1. Compiled runs after the first ones fell back to eager -----------------------------------------
 
+
 @pytest.mark.slow
 def test_five_compiled_pretraining_runs_in_one_process_all_compile(tmp_path, dynamo_warnings):
     from torch._dynamo.utils import counters
@@ -79,8 +94,12 @@ def test_five_compiled_pretraining_runs_in_one_process_all_compile(tmp_path, dyn
     compiled = []  # without the fix: 2 graphs in each of the first 4 runs (8 versions), none in the 5th
     for run in range(5):
         before = counters["stats"]["unique_graphs"]
-        config = PretrainConfig(**{**TINY, "total_steps": 2}, compile=True, compile_backend="aot_eager",
-                                output_dir=str(tmp_path / f"run{run}"))
+        config = PretrainConfig(
+            **{**TINY, "total_steps": 2},
+            compile=True,
+            compile_backend="aot_eager",
+            output_dir=str(tmp_path / f"run{run}"),
+        )
         pretrain(config, echo=quiet)
         compiled.append(counters["stats"]["unique_graphs"] - before)
     assert not [w for w in dynamo_warnings if "recompile_limit" in w], dynamo_warnings
@@ -96,9 +115,19 @@ def test_only_a_gpu_or_another_backend_than_inductor_compiles():
 
 # 2 and 3. Memory: the rule by precision, and a step that still runs out of memory --------------------
 
-@pytest.mark.parametrize("gib, precision, rows_per_pass", [
-    (14.6, "fp32", 4), (15.8, "fp32", 8),     # T4 and V100 16 GB: fp32, no native bf16
-    (22.0, "bf16", 16), (39.4, "bf16", 32), (44.5, "bf16", 64), (79.1, "bf16", 128), (139.8, "bf16", 128)])
+
+@pytest.mark.parametrize(
+    "gib, precision, rows_per_pass",
+    [
+        (14.6, "fp32", 4),
+        (15.8, "fp32", 8),  # T4 and V100 16 GB: fp32, no native bf16
+        (22.0, "bf16", 16),
+        (39.4, "bf16", 32),
+        (44.5, "bf16", 64),
+        (79.1, "bf16", 128),
+        (139.8, "bf16", 128),
+    ],
+)
 def test_the_accumulation_rule_counts_the_precision_the_card_trains_in(gib, precision, rows_per_pass):
     fitting = rows_that_fit(gib, T5_V11_BASE, 512 + 114, precision)
     assert 128 // choose_accumulation(128, 1, fitting) == rows_per_pass
@@ -109,8 +138,8 @@ def test_the_accumulation_rule_counts_the_precision_the_card_trains_in(gib, prec
 
 def test_an_fp32_card_gets_its_accumulation_from_the_fp32_figure(monkeypatch):
     monkeypatch.setattr(pretrain_config, "gpu_gib", lambda: 15.8)  # a V100 16 GB
-    chosen = resolve_accumulation(PretrainConfig(), 1, T5_V11_BASE, precision="fp32")
-    assert chosen.gradient_accumulation_steps == 16  # 8 rows per pass, not the 16 a bf16 figure allows
+    chosen = choose_accumulation_steps(PretrainConfig(), 1, T5_V11_BASE, precision="fp32")
+    assert chosen == 16  # 8 rows per pass, not the 16 a bf16 figure allows
 
 
 def test_the_payoff_fine_tune_of_t5_v1_1_base_is_cut_to_fit_a_16_gb_card_in_fp32(monkeypatch):
@@ -126,23 +155,41 @@ def test_the_payoff_fine_tune_of_t5_v1_1_base_is_cut_to_fit_a_16_gb_card_in_fp32
 
 
 @pytest.mark.slow
-def test_a_step_out_of_memory_doubles_the_accumulation_and_trains_the_same_run(tmp_path, hooked_model):
+def test_a_step_out_of_memory_doubles_the_accumulation_and_trains_the_same_run(tmp_path, hooked_model, monkeypatch):
     def out_of_memory_above_two_rows(module, args, kwargs):
         if module.training and kwargs["input_ids"].shape[0] > 2:
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
-    reference = pretrain(PretrainConfig(**TINY, gradient_accumulation_steps=4, output_dir=str(tmp_path / "ref")),
-                         echo=quiet)
+    reference = pretrain(
+        PretrainConfig(**TINY, gradient_accumulation_steps=4, output_dir=str(tmp_path / "ref")), echo=quiet
+    )
     hooked_model(out_of_memory_above_two_rows)
+    import course_utils.pretraining.run as run_module
+
+    resets = []
+    reset = run_module.reset_peak_memory
+    monkeypatch.setattr(run_module, "reset_peak_memory", lambda: resets.append(1) or reset())
     lines = []
-    result = pretrain(PretrainConfig(**TINY, output_dir=str(tmp_path / "oom")), echo=lines.append)
+    config = PretrainConfig(**TINY, output_dir=str(tmp_path / "oom"))
+    result = pretrain(config, echo=lines.append)
+    assert len(resets) == 1 + 2  # the run's start, and after each new plan: the peak is the last plan's
     said = [line for line in lines if line.startswith("Out of GPU memory")]
-    assert said == ["Out of GPU memory: accumulating twice as many micro-batches of 4 rows from now on.",
-                    "Out of GPU memory: accumulating twice as many micro-batches of 2 rows from now on."]
-    assert result.steps == 4 and result.gradient_accumulation_steps == 4
+    assert said == [
+        "Out of GPU memory: accumulating twice as many micro-batches of 4 rows from now on.",
+        "Out of GPU memory: accumulating twice as many micro-batches of 2 rows from now on.",
+    ]
+    assert result.steps == 4 and result.gradient_accumulation_steps == 4 and result.plan.micro_batch == 2
     assert result.eval_nll == pytest.approx(reference.eval_nll, rel=1e-5)
-    saved = (tmp_path / "oom" / "result.json").read_text()
-    assert '"gradient_accumulation_steps": 4' in saved
+    # The config is the one asked for (accumulation 0: "choose"); the plan the run ended with is in the result.
+    saved = json.loads((tmp_path / "oom" / "result.json").read_text())
+    assert saved["config"] == dataclasses.asdict(config) and saved["config"]["gradient_accumulation_steps"] == 0
+    assert saved["result"]["plan"] == {
+        "precision": "fp32",
+        "tf32": False,
+        "compile": False,
+        "gradient_accumulation_steps": 4,
+        "micro_batch": 2,
+    }
 
 
 def test_out_of_memory_with_several_processes_says_what_to_set(monkeypatch):
@@ -153,12 +200,14 @@ def test_out_of_memory_with_several_processes_says_what_to_set(monkeypatch):
         raise torch.OutOfMemoryError("CUDA out of memory")
 
     run = PretrainRun(PretrainConfig(), echo=quiet)
-    run.accelerator, run.micro_batch, run.result, run._first_step = accelerator, 8, PretrainResult(steps=1), 0
+    run.plan = PretrainPlan(precision="bf16", tf32=True, compile=True, gradient_accumulation_steps=2, micro_batch=8)
+    run.accelerator, run.result, run._first_step = accelerator, PretrainResult(steps=1, plan=run.plan), 0
     with pytest.raises(RuntimeError, match="--gradient-accumulation-steps"):
         run.retry_on_oom(failing_step, optimizer)
 
 
 # 5. Seconds per step without the compile -----------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_the_first_step_of_a_job_is_timed_apart(tmp_path, hooked_model):
@@ -177,6 +226,29 @@ def test_the_first_step_of_a_job_is_timed_apart(tmp_path, hooked_model):
 
 
 # 6. TF32 for the run only; 7. this run's peak ------------------------------------------------------
+
+
+def test_a_set_up_that_fails_halfway_leaves_tf32_and_the_signal_handlers_as_they_were(tmp_path, monkeypatch):
+    import signal
+
+    import course_utils.pretraining.run as run_module
+
+    seen = {}
+
+    def failing_check(config, world_size, gradient_accumulation_steps=None):
+        seen["tf32 while setting up"] = torch.backends.cuda.matmul.allow_tf32
+        raise InputError("a check that fails after TF32 was set")
+
+    monkeypatch.setattr(run_module, "check_config", failing_check)
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    handler = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(InputError, match="after TF32 was set"):
+        with PretrainRun(PretrainConfig(**TINY, tf32=True, output_dir=str(tmp_path)), echo=quiet):
+            pass  # never reached
+    assert seen == {"tf32 while setting up": True}  # the failure came after TF32 was switched on ...
+    assert torch.backends.cuda.matmul.allow_tf32 is False and torch.backends.cudnn.allow_tf32 is False  # ... and undone
+    assert signal.getsignal(signal.SIGTERM) is handler
+
 
 def test_tf32_is_on_inside_the_block_and_as_it_was_after():
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -208,8 +280,10 @@ def test_a_run_reports_its_own_peak_not_an_earlier_one(tmp_path):
     block = torch.ones(3 * 2**30, dtype=torch.uint8)  # 3 GiB, touched, then freed
     del block
     baseline = current_rss_mib()
-    trainer = SimpleNamespace(train=lambda: SimpleNamespace(training_loss=1.0),
-                              state=SimpleNamespace(log_history=[{"loss": 1.0, "step": 1}], global_step=1))
+    trainer = SimpleNamespace(
+        train=lambda: SimpleNamespace(training_loss=1.0),
+        state=SimpleNamespace(log_history=[{"loss": 1.0, "step": 1}], global_step=1),
+    )
     result = train(trainer)
     assert result.peak_memory_kind == "process_peak_rss"
     assert result.peak_memory_mib < baseline + 1024, (result.peak_memory_mib, baseline)  # not the 3 GiB block
@@ -217,6 +291,7 @@ def test_a_run_reports_its_own_peak_not_an_earlier_one(tmp_path):
 
 
 # 8. A matmul that measures the card ----------------------------------------------------------------
+
 
 def test_the_gpu_matmul_measures_the_card_not_kernel_launches(monkeypatch):
     assert MATMUL_SIZE["cuda"] >= 8192  # 1.1 TFLOP a product: milliseconds, not microseconds
@@ -228,19 +303,23 @@ def test_the_gpu_matmul_measures_the_card_not_kernel_launches(monkeypatch):
 
 # 9. One rank writes the tokenizer, and every rank waits ---------------------------------------------
 
+
 @pytest.mark.parametrize("main_process", [True, False])
 def test_the_tokenizer_is_saved_by_the_main_process_before_anyone_reloads(tmp_path, main_process):
     events = []
-    trainer = SimpleNamespace(args=SimpleNamespace(should_save=main_process),
-                              save_model=lambda folder: events.append("model"),
-                              save_state=lambda: events.append("state"),
-                              accelerator=SimpleNamespace(wait_for_everyone=lambda: events.append("barrier")))
+    trainer = SimpleNamespace(
+        args=SimpleNamespace(should_save=main_process),
+        save_model=lambda folder: events.append("model"),
+        save_state=lambda: events.append("state"),
+        accelerator=SimpleNamespace(wait_for_everyone=lambda: events.append("barrier")),
+    )
     tokenizer = SimpleNamespace(save_pretrained=lambda folder: events.append("tokenizer"))
     save(trainer, tokenizer, tmp_path)
     assert events == (["model", "tokenizer", "state", "barrier"] if main_process else ["model", "state", "barrier"])
 
 
 # 10. A requeued job killed in its first checkpoint save ---------------------------------------------
+
 
 @pytest.mark.slow
 def test_resume_auto_starts_afresh_from_a_half_written_checkpoint_and_resumes_a_whole_one(tmp_path):
@@ -258,15 +337,19 @@ def test_resume_auto_starts_afresh_from_a_half_written_checkpoint_and_resumes_a_
 
 
 def test_the_command_line_takes_resume_auto_and_refuses_other_words(capsys):
-    parsed = vars(pretrain_command._parser().parse_args(["--resume", "auto"]))
-    assert parsed["resume"] == "auto" and vars(pretrain_command._parser().parse_args(["--resume", "true"]))["resume"] is True
+    parsed = vars(pretrain_command.parser().parse_args(["--resume", "auto"]))
+    assert (
+        parsed["resume"] == "auto"
+        and vars(pretrain_command.parser().parse_args(["--resume", "true"]))["resume"] is True
+    )
     with pytest.raises(SystemExit):
-        pretrain_command._parser().parse_args(["--resume", "sometimes"])
+        pretrain_command.parser().parse_args(["--resume", "sometimes"])
     with pytest.raises(InputError, match="true, false or auto"):
-        pretrain_run.check_config(PretrainConfig(resume="yes please"), 1)
+        pretrain_config.check_config(PretrainConfig(resume="yes please"), 1)
 
 
 # 11. bf16 on a GPU that only emulates it; can torch.compile build kernels? ---------------------------
+
 
 def test_an_explicit_bf16_on_a_gpu_without_native_bf16_is_refused(monkeypatch):
     import course_utils.hardware as hardware
@@ -289,6 +372,7 @@ def test_the_compile_check_names_a_failure():
 
 # 4. The tests and checks keep to one GPU --------------------------------------------------------------
 
+
 def test_the_test_session_sees_one_gpu_at_most():
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     assert visible is not None and "," not in visible  # set by tests/conftest.py before CUDA starts
@@ -297,5 +381,5 @@ def test_the_test_session_sees_one_gpu_at_most():
 def test_dataclass_fields_have_help_for_the_new_settings():
     names = {f.name for f in dataclasses.fields(PretrainConfig)}
     assert {"compile_backend", "resume"} <= names
-    text = pretrain_command._parser().format_help()
+    text = pretrain_command.parser().format_help()
     assert "true, false or auto" in text and "aot_eager" in text

@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from course_utils.configs import InputError
-from course_utils.data import c4_features, cnn_dailymail_features, imdb_features, load_c4, load_cnn_dailymail, read_imdb
+from course_utils.data import cnn_dailymail_features, imdb_features, load_cnn_dailymail, read_imdb
+from course_utils.sources import load_source
 from course_utils.paths import data_dir
 from course_utils.configs import DataSource
 from course_utils.profiles import get_profile
@@ -86,8 +87,20 @@ def test_cnn_dailymail_schema_paragraphs_and_paraphrased_highlights():
         assert 2 <= len(highlights) <= 4
         for h in highlights:
             assert h not in row["article"]  # paraphrased, not copied
-        shared = set(re.findall(r"[a-z]+", row["highlights"].lower())) & set(re.findall(r"[a-z]+", row["article"].lower()))
+        shared = set(re.findall(r"[a-z]+", row["highlights"].lower())) & set(
+            re.findall(r"[a-z]+", row["article"].lower())
+        )
         assert len(shared) >= 5
+
+
+def c4_features():
+    from datasets import Features, Value
+
+    return Features({"text": Value("string"), "timestamp": Value("string"), "url": Value("string")})  # the Hub's
+
+
+def load_c4(source):
+    return load_source(source, c4_features(), streaming=True)
 
 
 def test_c4_streams_with_the_hub_schema():

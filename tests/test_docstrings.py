@@ -23,8 +23,10 @@ import pytest
 
 import course_utils
 
-MODULES = sorted(m.name for m in pkgutil.iter_modules(course_utils.__path__))
-SHELL = re.compile(r"^(?:[A-Z_]+=\S+\s+)*(python -m course_utils\.\w+|course)\b")
+WALKED = list(pkgutil.walk_packages(course_utils.__path__, prefix="course_utils."))
+MODULES = sorted(m.name.removeprefix("course_utils.") for m in WALKED)  # "models", "pretraining.config", ...
+PACKAGES = ["course_utils", *(m.name for m in WALKED if m.ispkg)]
+SHELL = re.compile(r"^(?:[A-Z_]+=\S+\s+)*(python -m course_utils\.[\w.]+|course)\b")
 
 
 def example_lines(docstring: str) -> list[str]:
@@ -55,8 +57,13 @@ def package_names() -> dict[str, object]:
     names = {}
     for name in MODULES:
         module = importlib.import_module(f"course_utils.{name}")
-        names.update({k: v for k, v in vars(module).items() if not k.startswith("_")
-                      and getattr(v, "__module__", "").startswith("course_utils")})
+        names.update(
+            {
+                k: v
+                for k, v in vars(module).items()
+                if not k.startswith("_") and getattr(v, "__module__", "").startswith("course_utils")
+            }
+        )
     return names
 
 
@@ -88,12 +95,14 @@ def check_python(line: str, names: dict, assigned: set[str]) -> list[str]:
 
 def check_command(line: str) -> list[str]:
     words = shlex.split(line)
-    words = words[next(i for i, w in enumerate(words) if "=" not in w or w.startswith("-")):]
+    words = words[next(i for i, w in enumerate(words) if "=" not in w or w.startswith("-")) :]
     if words[0] == "python":
         module = importlib.import_module(words[2])
-        if not hasattr(module, "_parser") and importlib.util.find_spec(f"{words[2]}_command"):
-            module = importlib.import_module(f"{words[2]}_command")  # a module written from cells: its command's
-        parser = module._parser() if hasattr(module, "_parser") else None
+        if hasattr(module, "__path__"):  # a package: python -m runs its __main__
+            module = importlib.import_module(f"{words[2]}.__main__")
+        parser = (
+            module.parser() if hasattr(module, "parser") else module._parser() if hasattr(module, "_parser") else None
+        )
         if parser is None:
             return []
         known = {o for action in parser._actions for o in action.option_strings}
@@ -106,8 +115,9 @@ def check_command(line: str) -> list[str]:
             return [f"{line!r}: course has no command {words[1]!r}"]
         known = {o for action in sub.choices[words[1]]._actions for o in action.option_strings}
         options = words[2:]
-    return [f"{line!r}: no option {w.split('=')[0]}" for w in options
-            if w.startswith("--") and w.split("=")[0] not in known]
+    return [
+        f"{line!r}: no option {w.split('=')[0]}" for w in options if w.startswith("--") and w.split("=")[0] not in known
+    ]
 
 
 @pytest.mark.parametrize("name", ["__init__", *MODULES])
@@ -119,9 +129,11 @@ def test_every_docstring_example_matches_the_code(name):
     assert not problems, "\n".join(problems)
 
 
-def test_the_package_docstring_lists_every_module_and_no_other():
-    listed = set(re.findall(r"^(?:- |\d\. )``(\w+)``", course_utils.__doc__, flags=re.M))
-    assert listed == set(MODULES)
+@pytest.mark.parametrize("package", PACKAGES)
+def test_each_package_docstring_lists_its_modules_and_no_other(package):
+    package = importlib.import_module(package)
+    listed = set(re.findall(r"^(?:- |\d\. )``(\w+)``", package.__doc__, flags=re.M))
+    assert listed == {m.name for m in pkgutil.iter_modules(package.__path__)}
 
 
 def test_the_checker_catches_a_wrong_argument_and_a_missing_function():
@@ -129,15 +141,19 @@ def test_the_checker_catches_a_wrong_argument_and_a_missing_function():
     assert check_python("checked_replace(config, {}, what='x')", names, set()) == []
     assert check_python("checked_replace(config, {}, wat='x')", names, set())
     assert check_python("no_such_helper(1)", names, set())
-    assert check_command("python -m course_utils.pretrain --no-such-option 1")
-    assert check_command("python -m course_utils.pretrain --total-steps 3") == []
+    assert check_command("python -m course_utils.pretraining --no-such-option 1")
+    assert check_command("python -m course_utils.pretraining --total-steps 3") == []
 
 
 def command_parsers() -> dict[str, object]:
     """Every command-line parser of the package: the two launchable modules and each `course` command."""
-    from course_utils import cli, finetune, pretrain_command
+    from course_utils import cli, finetune
+    from course_utils.pretraining import __main__ as pretraining_command
 
-    parsers = {"python -m course_utils.finetune": finetune._parser(), "python -m course_utils.pretrain": pretrain_command._parser()}
+    parsers = {
+        "python -m course_utils.finetune": finetune._parser(),
+        "python -m course_utils.pretraining": pretraining_command.parser(),
+    }
     sub = next(a for a in cli._parser()._actions if a.__class__.__name__ == "_SubParsersAction")
     parsers.update({f"course {name}": parser for name, parser in sub.choices.items()})
     return parsers
@@ -151,15 +167,18 @@ def test_help_explains_every_option_in_words(command):
             continue
         words = re.sub(r"\(default: [^)]*\)", "", action.help or "").replace("true or false.", "").strip()
         assert len(words.split()) >= 3, f"{command} {action.option_strings[0]}: help is {action.help!r}"
-    assert "(default: 2137)" in command_parsers()["python -m course_utils.pretrain"].format_help()
+    assert "(default: 2137)" in command_parsers()["python -m course_utils.pretraining"].format_help()
 
 
-@pytest.mark.parametrize("module", ["finetune", "pretrain_config"])
+@pytest.mark.parametrize("module", ["finetune", "pretraining.config"])
 def test_the_help_shows_each_config_fields_help(module):
     module = importlib.import_module(f"course_utils.{module}")
     config_class = module.FinetuneConfig if hasattr(module, "FinetuneConfig") else module.PretrainConfig
-    parser = importlib.import_module("course_utils.finetune" if module.__name__.endswith("finetune")
-                                     else "course_utils.pretrain_command")._parser()
+    parser = command_parsers()[
+        "python -m course_utils.finetune"
+        if module.__name__.endswith("finetune")
+        else "python -m course_utils.pretraining"
+    ]
     text = "".join(parser.format_help().split())  # argparse wraps lines, at hyphens too
     helps = {f.name: f.metadata.get("help", "") for f in dataclasses.fields(config_class)}
     assert all(len(h.split()) >= 3 for h in helps.values()), helps

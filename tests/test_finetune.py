@@ -15,7 +15,14 @@ from course_utils.launch import cli_arguments, launch, launch_command
 from course_utils.models import load_model, load_tokenizer
 from course_utils.paths import data_dir
 from course_utils.profiles import get_profile
-from course_utils.sentiment_trainer import add_label_words, build_trainer, count_answer_tokens, generate_answers, save, tokenize_pairs
+from course_utils.sentiment_trainer import (
+    add_label_words,
+    build_trainer,
+    count_answer_tokens,
+    generate_answers,
+    save,
+    tokenize_pairs,
+)
 
 SMALL = "standin:t5-small"
 
@@ -26,6 +33,7 @@ def test_fp16_is_refused_and_auto_means_fp32_on_a_cpu():
     with pytest.raises(ValueError, match="precision must be one of auto, bf16, fp32, got 'half'"):
         resolve_precision("half")
     import torch
+
     if not torch.cuda.is_available():
         assert resolve_precision("auto") == "fp32"
 
@@ -38,13 +46,22 @@ def test_answer_length_fits_the_longest_label_word():
 @pytest.fixture(scope="module")
 def short_run(tmp_path_factory):
     """A few steps of the real recipe on 48 reviews."""
-    config = FinetuneConfig(model_name=SMALL, data_path=str(data_dir() / "imdb"),
-                            output_dir=str(tmp_path_factory.mktemp("ft")), num_train_epochs=1,
-                            per_device_batch_size=16, logging_steps=1, max_train_rows=48,
-                            test_rows=16, attn_implementation="eager")
+    config = FinetuneConfig(
+        model_name=SMALL,
+        data_path=str(data_dir() / "imdb"),
+        output_dir=str(tmp_path_factory.mktemp("ft")),
+        num_train_epochs=1,
+        per_device_batch_size=16,
+        logging_steps=1,
+        max_train_rows=48,
+        test_rows=16,
+        attn_implementation="eager",
+    )
     splits = add_label_words(load_imdb(get_profile().imdb, config.max_train_rows, config.test_rows)[0])
     tok = load_tokenizer(SMALL)
-    train_set = tokenize_pairs(splits["train"], tok, "text", "label_text", config.task_prefix, 512, count_answer_tokens(tok))
+    train_set = tokenize_pairs(
+        splits["train"], tok, "text", "label_text", config.task_prefix, 512, count_answer_tokens(tok)
+    )
     trainer = build_trainer(config, load_model(SMALL, attn_implementation="eager"), tok, train_set)
     return config, trainer, train(trainer), tok, splits
 
@@ -72,20 +89,47 @@ def test_saved_model_reloads_from_disk_and_classifies(short_run):
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in model_dir.iterdir()}
     assert (Path(config.output_dir) / "trainer_state.json").exists()
     reloaded = load_model(str(model_dir))
-    answers = generate_answers(reloaded, load_tokenizer(str(model_dir)), splits["test"]["text"], config.task_prefix,
-                       512, count_answer_tokens(tok), batch_size=5)
-    in_memory = generate_answers(trainer.model, tok, splits["test"]["text"], config.task_prefix, 512, count_answer_tokens(tok),
-                         batch_size=16)  # another batch size too: the order must not depend on it
+    answers = generate_answers(
+        reloaded,
+        load_tokenizer(str(model_dir)),
+        splits["test"]["text"],
+        config.task_prefix,
+        512,
+        count_answer_tokens(tok),
+        batch_size=5,
+    )
+    in_memory = generate_answers(
+        trainer.model, tok, splits["test"]["text"], config.task_prefix, 512, count_answer_tokens(tok), batch_size=16
+    )  # another batch size too: the order must not depend on it
     assert len(answers) == 16 and answers == in_memory  # the reloaded weights answer exactly as the trained ones
 
 
 @pytest.mark.slow
 def test_command_line_runs_the_whole_recipe(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "course_utils.finetune", "--model-name", SMALL,
-                           "--data-path", str(data_dir() / "imdb"), "--output-dir", str(tmp_path),
-                           "--num-train-epochs", "1", "--max-train-rows", "32", "--test-rows", "8",
-                           "--attn-implementation", "eager"],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "course_utils.finetune",
+            "--model-name",
+            SMALL,
+            "--data-path",
+            str(data_dir() / "imdb"),
+            "--output-dir",
+            str(tmp_path),
+            "--num-train-epochs",
+            "1",
+            "--max-train-rows",
+            "32",
+            "--test-rows",
+            "8",
+            "--attn-implementation",
+            "eager",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     figures = json.loads(proc.stdout.strip().splitlines()[-1])
     assert figures["steps"] == 2 and 0.0 <= figures["accuracy"] <= 1.0
@@ -103,8 +147,9 @@ def test_command_line_help_lists_the_config_fields():
 
 @pytest.mark.slow
 def test_command_line_refuses_a_bad_boolean():
-    out = subprocess.run([sys.executable, "-m", "course_utils.finetune", "--group-by-length", "maybe"],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "course_utils.finetune", "--group-by-length", "maybe"], capture_output=True, text=True
+    )
     assert out.returncode == 2 and "expected true or false, got 'maybe'" in out.stderr
 
 
@@ -114,8 +159,15 @@ def test_a_run_reports_its_peak_memory(short_run):
 
 
 def test_cli_arguments_rebuild_the_same_config():
-    config = FinetuneConfig(model_name=SMALL, data_path="data/imdb", num_train_epochs=2.5, max_train_rows=7,
-                            group_by_length=False, deepspeed="deepspeed_configs/zero2.json", task_prefix="a b: ")
+    config = FinetuneConfig(
+        model_name=SMALL,
+        data_path="data/imdb",
+        num_train_epochs=2.5,
+        max_train_rows=7,
+        group_by_length=False,
+        deepspeed="deepspeed_configs/zero2.json",
+        task_prefix="a b: ",
+    )
     args = vars(_parser().parse_args(cli_arguments(config)))
     args.pop("local_rank")
     assert FinetuneConfig(**args) == config
@@ -133,7 +185,11 @@ def test_lesson_config_follows_the_profile_and_takes_changes():
     smoke = get_profile("smoke")
     config = FinetuneConfig.for_profile(smoke, "out", deepspeed="x.json")
     assert (config.model_name, config.num_train_epochs, config.learning_rate, config.max_train_rows) == (
-        "standin:t5-small", 2.0, 6e-3, 1200)  # profile.finetune, keyed by FinetuneConfig's own fields
+        "standin:t5-small",
+        2.0,
+        6e-3,
+        1200,
+    )  # profile.finetune, keyed by FinetuneConfig's own fields
     assert config.output_dir == "out" and config.deepspeed == "x.json"
     with pytest.raises(ValueError, match="batch_sise"):
         FinetuneConfig.for_profile(smoke, "out", batch_sise=3)

@@ -17,15 +17,20 @@ from course_utils import hub, sources
 from course_utils.data import read_imdb
 from course_utils.environment import gpu_required, one_gpu, start_session
 from course_utils.hardware import NoGPUError, resolve_precision, training_device
-from course_utils.models import (UNTIED_HEAD_NOTICE, load_model, load_tokenizer, publishes_tied_embeddings,
-                                 seq2seq_from_config)
+from course_utils.models import (
+    UNTIED_HEAD_NOTICE,
+    load_model,
+    load_tokenizer,
+    publishes_tied_embeddings,
+    seq2seq_from_config,
+)
 from course_utils.offline import OFFLINE_VARIABLES, MissingAssetError
 from course_utils.memory import T5_BASE_PARAMETERS, choose_accumulation, rows_that_fit
-from course_utils.pretrain_config import PretrainConfig, resolve_accumulation
-from course_utils.pretrain_data import iter_texts
+from course_utils.pretraining.config import PretrainConfig, choose_accumulation_steps
+from course_utils.pretraining.data import iter_texts
 from course_utils.configs import DataSource
 from course_utils.profiles import FULL_NOTEBOOK_PRETRAIN, QUICK_CAPS, get_profile
-from course_utils.summarize import summary_config
+from course_utils.summary_setup import summary_config
 
 sys.path.insert(0, str(Path(__file__).parent / "rehearsal"))
 from hub_repos import PUBLISHED_CONFIGS, PUBLISHED_PARAMETERS  # noqa: E402
@@ -44,14 +49,18 @@ def hub_snapshot(tmp_path, monkeypatch):
 
 # 1. Offline C4 after prefetch ----------------------------------------------------------------
 
+
 def _write_c4_shards(folder: Path) -> None:
     (folder / "en").mkdir(parents=True)
-    for name, texts in (("c4-train.00000-of-01024.json.gz", ["train one", "train two", "train three"]),
-                        ("c4-train.00001-of-01024.json.gz", ["train four"]),
-                        ("c4-validation.00000-of-00008.json.gz", ["held out"])):
+    for name, texts in (
+        ("c4-train.00000-of-01024.json.gz", ["train one", "train two", "train three"]),
+        ("c4-train.00001-of-01024.json.gz", ["train four"]),
+        ("c4-validation.00000-of-00008.json.gz", ["held out"]),
+    ):
         with gzip.open(folder / "en" / name, "wt") as handle:
-            handle.writelines(json.dumps({"text": t, "timestamp": "2019-04-18T03:56:52Z", "url": "u"}) + "\n"
-                              for t in texts)
+            handle.writelines(
+                json.dumps({"text": t, "timestamp": "2019-04-18T03:56:52Z", "url": "u"}) + "\n" for t in texts
+            )
 
 
 def test_offline_c4_is_read_from_the_prefetched_shards(hub_snapshot):
@@ -78,15 +87,20 @@ def test_an_unknown_hub_data_set_names_the_known_ones():
 
 # 11. The datasets cache: missing, elsewhere or read-only ------------------------------------
 
+
 def _write_imdb_parquet(folder: Path) -> None:
     from datasets import ClassLabel, Dataset, Features, Value
 
     features = Features({"text": Value("string"), "label": ClassLabel(names=["neg", "pos"])})
     (folder / "plain_text").mkdir(parents=True)
-    for split, rows in (("train", [("fine film", 1), ("dull film", 0)]), ("test", [("great", 1)]),
-                        ("unsupervised", [("no label", -1)])):
+    for split, rows in (
+        ("train", [("fine film", 1), ("dull film", 0)]),
+        ("test", [("great", 1)]),
+        ("unsupervised", [("no label", -1)]),
+    ):
         Dataset.from_dict({"text": [t for t, _ in rows], "label": [y for _, y in rows]}, features=features).to_parquet(
-            str(folder / "plain_text" / f"{split}-00000-of-00001.parquet"))
+            str(folder / "plain_text" / f"{split}-00000-of-00001.parquet")
+        )
 
 
 @pytest.mark.parametrize("cache", ["missing", "elsewhere", "read-only"])
@@ -96,8 +110,11 @@ def test_offline_imdb_needs_only_the_hub_cache(hub_snapshot, tmp_path, monkeypat
     _write_imdb_parquet(hub_snapshot)
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    where = {"missing": tmp_path / "never-made", "elsewhere": tmp_path / "other" / "datasets",
-             "read-only": blocker / "datasets"}[cache]  # under a file: no one, root included, can write there
+    where = {
+        "missing": tmp_path / "never-made",
+        "elsewhere": tmp_path / "other" / "datasets",
+        "read-only": blocker / "datasets",
+    }[cache]  # under a file: no one, root included, can write there
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", where)
     if cache == "read-only":
         with pytest.warns(UserWarning, match="cannot be written to"):
@@ -111,6 +128,7 @@ def test_offline_imdb_needs_only_the_hub_cache(hub_snapshot, tmp_path, monkeypat
 
 
 # 2. Evaluation and generation on the training device ------------------------------------------
+
 
 def test_the_training_device_is_this_process_gpu(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
@@ -134,13 +152,21 @@ def test_loaded_models_go_to_the_training_device(monkeypatch):
 
 # 3. and 9. One recipe for the command; a notebook-sized run in the full profile -------------
 
+
 def test_the_command_defaults_are_nanot5s_recipe():
     from course_utils.configs import argument_parser
 
     recipe = PretrainConfig()
-    assert (recipe.total_steps, recipe.batch_size, recipe.input_length, recipe.learning_rate, recipe.warmup_steps,
-            recipe.optimizer, recipe.lr_scheduler, recipe.final_learning_rate) == (
-        65536, 128, 512, 2e-2, 10000, "adamwscale", "cosine", 1e-5)
+    assert (
+        recipe.total_steps,
+        recipe.batch_size,
+        recipe.input_length,
+        recipe.learning_rate,
+        recipe.warmup_steps,
+        recipe.optimizer,
+        recipe.lr_scheduler,
+        recipe.final_learning_rate,
+    ) == (65536, 128, 512, 2e-2, 10000, "adamwscale", "cosine", 1e-5)
     assert recipe.compile and recipe.eval_batches == 100 and recipe.checkpoint_every == 5000
     parsed = argument_parser(PretrainConfig, "p", "d").parse_args([])
     assert PretrainConfig(**vars(parsed)) == recipe
@@ -172,15 +198,17 @@ def test_accumulation_follows_the_gpu_memory(gib, steps):
 def test_accumulation_is_chosen_only_when_asked(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
-    monkeypatch.setattr(torch.cuda, "get_device_properties",
-                        lambda index: type("Props", (), {"total_memory": int(22.0 * GIB)})())
-    assert resolve_accumulation(PretrainConfig(), 1, 247_577_856).gradient_accumulation_steps == 8
-    assert resolve_accumulation(PretrainConfig(gradient_accumulation_steps=8), 1, 1).gradient_accumulation_steps == 8
+    monkeypatch.setattr(
+        torch.cuda, "get_device_properties", lambda index: type("Props", (), {"total_memory": int(22.0 * GIB)})()
+    )
+    assert choose_accumulation_steps(PretrainConfig(), 1, 247_577_856) == 8
+    assert choose_accumulation_steps(PretrainConfig(gradient_accumulation_steps=8), 1, 1) == 8
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert resolve_accumulation(PretrainConfig(), 1, 247_577_856).gradient_accumulation_steps == 1
+    assert choose_accumulation_steps(PretrainConfig(), 1, 247_577_856) == 1
 
 
 # 4. Every notebook refuses the full profile without a GPU -------------------------------------
+
 
 def test_the_full_session_stops_without_a_gpu(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
@@ -206,10 +234,15 @@ print(json.dumps(session.environment))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     changed = json.loads(done.stdout.strip().splitlines()[-1])
     assert {k: v for k, v in changed.items() if k in OFFLINE_VARIABLES} == {
-        k: v for k, v in OFFLINE_VARIABLES.items() if k != "HF_HUB_OFFLINE"}
+        k: v for k, v in OFFLINE_VARIABLES.items() if k != "HF_HUB_OFFLINE"
+    }
     # Besides: one GPU, DeepSpeed told there is none (on a CPU), and, offline, no download bars to show.
-    assert set(changed) - set(OFFLINE_VARIABLES) <= {"CUDA_VISIBLE_DEVICES", "DS_ACCELERATOR",
-                                                     "HF_DATASETS_DISABLE_PROGRESS_BARS", "HF_HUB_DISABLE_PROGRESS_BARS"}
+    assert set(changed) - set(OFFLINE_VARIABLES) <= {
+        "CUDA_VISIBLE_DEVICES",
+        "DS_ACCELERATOR",
+        "HF_DATASETS_DISABLE_PROGRESS_BARS",
+        "HF_HUB_DISABLE_PROGRESS_BARS",
+    }
 
 
 def test_a_cpu_build_of_torch_is_named(monkeypatch):
@@ -237,6 +270,7 @@ def test_require_gpu_parameter_is_checked():
 
 # 5. One GPU per notebook process (no DataParallel) ----------------------------------------
 
+
 @pytest.mark.parametrize("visible, chosen", [(None, "0"), ("3,5", "3"), (" 2 , 4", "2"), ("1", None), ("", None)])
 def test_a_notebook_sees_one_gpu(monkeypatch, visible, chosen):
     if visible is None:
@@ -250,6 +284,7 @@ def test_a_notebook_sees_one_gpu(monkeypatch, visible, chosen):
 
 # 6. bf16 only where the GPU has it natively ---------------------------------------------------
 
+
 @pytest.mark.parametrize("native, expected", [(False, "fp32"), (True, "bf16")])
 def test_auto_precision_ignores_emulated_bf16(monkeypatch, native, expected):
     # A V100 or T4 emulates bf16: is_bf16_supported() says True unless emulation is excluded.
@@ -260,6 +295,7 @@ def test_auto_precision_ignores_emulated_bf16(monkeypatch, native, expected):
 
 
 # 7. T5 inputs truncated at 512 whatever the tokenizer says ------------------------------------
+
 
 def test_t5_summaries_truncate_at_512_even_when_the_tokenizer_knows_no_limit():
     from course_utils.summarizers import summarize_t5
@@ -274,6 +310,7 @@ def test_t5_summaries_truncate_at_512_even_when_the_tokenizer_knows_no_limit():
 
 
 # 8. T5 v1.1 keeps its own output layer ------------------------------------------------------
+
 
 def test_t5_v1_1_base_is_built_with_its_untied_output_layer(tmp_path):
     folder = tmp_path / "t5-v1_1-base"
@@ -305,7 +342,9 @@ def test_save_and_reload_keep_the_output_layer_untied_and_intact(tmp_path, trans
     model.save_pretrained(tmp_path)
     transformers_notices.clear()
     reloaded = load_model(str(tmp_path))
-    assert not [n for n in transformers_notices if UNTIED_HEAD_NOTICE in n]  # right, and so not worth a warning at every load
+    assert not [
+        n for n in transformers_notices if UNTIED_HEAD_NOTICE in n
+    ]  # right, and so not worth a warning at every load
     assert reloaded.lm_head.weight is not reloaded.shared.weight
     assert reloaded.num_parameters() == model.num_parameters()
     expected = model.state_dict()
@@ -317,6 +356,7 @@ def test_save_and_reload_keep_the_output_layer_untied_and_intact(tmp_path, trans
 
 # 10. The kernel is this interpreter -----------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_notebooks_run_in_the_interpreter_that_runs_course(tmp_path, monkeypatch):
     nbformat = pytest.importorskip("nbformat")
@@ -325,14 +365,18 @@ def test_notebooks_run_in_the_interpreter_that_runs_course(tmp_path, monkeypatch
     decoys = tmp_path / "user-data" / "kernels"
     for name in ("python3", KERNEL_NAME):  # user-level kernelspecs pointing at something else
         (decoys / name).mkdir(parents=True)
-        (decoys / name / "kernel.json").write_text(json.dumps(
-            {"argv": ["/bin/false", "{connection_file}"], "display_name": "decoy", "language": "python"}))
+        (decoys / name / "kernel.json").write_text(
+            json.dumps({"argv": ["/bin/false", "{connection_file}"], "display_name": "decoy", "language": "python"})
+        )
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "user-data"))
     record = tmp_path / "interpreter.txt"
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        f"import sys\nopen({str(record)!r}, 'w').write(sys.executable)")],
-        metadata={"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"},
-                  "language_info": {"name": "python"}})  # as the course's notebooks are stored
+    notebook = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(f"import sys\nopen({str(record)!r}, 'w').write(sys.executable)")],
+        metadata={
+            "kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"},
+            "language_info": {"name": "python"},
+        },
+    )  # as the course's notebooks are stored
     nbformat.write(notebook, tmp_path / "00_which.ipynb")
     results = run_course([tmp_path / "00_which.ipynb"], "smoke", tmp_path / "out", echo=lambda *a, **k: None)
     assert results[0].ok, results[0].failure
@@ -340,6 +384,7 @@ def test_notebooks_run_in_the_interpreter_that_runs_course(tmp_path, monkeypatch
 
 
 # 12. Lesson 02 compares like with like --------------------------------------------------------
+
 
 def test_the_zero_comparison_trains_both_runs_in_the_same_precision(tmp_path, monkeypatch):
     import dataclasses
@@ -358,6 +403,7 @@ def test_the_zero_comparison_trains_both_runs_in_the_same_precision(tmp_path, mo
 
 # --quick -------------------------------------------------------------------------------------
 
+
 def test_quick_caps_rows_and_steps_and_keeps_the_rest():
     full, quick = get_profile("full"), get_profile("full", quick=True)
     assert quick.quick and not full.quick
@@ -370,7 +416,12 @@ def test_quick_caps_rows_and_steps_and_keeps_the_rest():
         assert (capped.max_train_rows, capped.test_rows, capped.num_train_epochs) == (4, 4, 1.0)
     assert summary_config(quick).test_rows == 4 and summary_config(full).test_rows == 100
     config = PretrainConfig.for_profile(quick, "out")
-    assert (config.input_length, config.total_steps, config.batch_size, config.gradient_accumulation_steps) == (512, 2, 4, 2)
+    assert (config.input_length, config.total_steps, config.batch_size, config.gradient_accumulation_steps) == (
+        512,
+        2,
+        4,
+        2,
+    )
     assert config.compile and config.learning_rate == PretrainConfig().learning_rate
     smoke_quick = get_profile("smoke", quick=True)  # a cap never raises a value
     assert smoke_quick.pretrain["input_length"] == 128 and smoke_quick.finetune["max_train_rows"] == 4
@@ -384,6 +435,7 @@ def test_a_quick_report_says_so():
 
 
 # Issue 14, section 6: lesson 04's third start ------------------------------------------------
+
 
 def test_the_released_weights_are_the_full_profiles_third_start_and_are_prefetched():
     full, smoke = get_profile("full"), get_profile("smoke")
@@ -407,9 +459,17 @@ def test_a_repo_without_safetensors_is_prefetched_with_its_pytorch_weights(tmp_p
         return str(folder)
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
-    profile = get_profile("full", models={"t5_small": "t5-small", "t5_v1_1_base": "google/t5-v1_1-base"},
-                          c4_prefetch_train_shards=0, imdb=DataSource(str(tmp_path)),
-                          cnn_dailymail=DataSource(str(tmp_path)), dolly=DataSource(str(tmp_path)))
+    profile = get_profile(
+        "full",
+        models={"t5_small": "t5-small", "t5_v1_1_base": "google/t5-v1_1-base"},
+        c4_prefetch_train_shards=0,
+        imdb=DataSource(str(tmp_path)),
+        cnn_dailymail=DataSource(str(tmp_path)),
+        dolly=DataSource(str(tmp_path)),
+    )
     hub.prefetch(profile, echo=lambda *a, **k: None)
-    assert calls == [("t5-small", hub.MODEL_FILES), ("google/t5-v1_1-base", hub.MODEL_FILES),
-                     ("google/t5-v1_1-base", hub.LEGACY_WEIGHT_FILES)]
+    assert calls == [
+        ("t5-small", hub.MODEL_FILES),
+        ("google/t5-v1_1-base", hub.MODEL_FILES),
+        ("google/t5-v1_1-base", hub.LEGACY_WEIGHT_FILES),
+    ]

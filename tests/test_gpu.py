@@ -18,14 +18,16 @@ from course_utils.hardware import native_bf16, resolve_precision, tf32, training
 from course_utils.memory import peak_memory, reset_peak_memory
 from course_utils.models import load_model, load_tokenizer
 from course_utils.paths import data_dir
-from course_utils.pretrain_config import PretrainConfig
-from course_utils.pretrain import pretrain
+from course_utils.pretraining.config import PretrainConfig
+from course_utils.pretraining.loop import pretrain
 from course_utils.profiles import get_profile
 from course_utils.sentiment_trainer import add_label_words, tokenize_pairs
 from course_utils.generation import generate_in_order
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU; this machine has none")]
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU; this machine has none"),
+]
 SMALL = "standin:t5-small"
 
 
@@ -36,12 +38,21 @@ def test_the_training_device_is_the_gpu_and_models_load_onto_it():
 
 @pytest.mark.skipif(torch.cuda.is_available() and not native_bf16(), reason="this GPU has no native bf16")
 def test_a_bf16_fine_tuning_step_trains_on_the_gpu(tmp_path):
-    config = FinetuneConfig(model_name=SMALL, data_path=str(data_dir() / "imdb"), output_dir=str(tmp_path),
-                            num_train_epochs=1, per_device_batch_size=8, max_train_rows=32, logging_steps=1,
-                            precision="bf16")
+    config = FinetuneConfig(
+        model_name=SMALL,
+        data_path=str(data_dir() / "imdb"),
+        output_dir=str(tmp_path),
+        num_train_epochs=1,
+        per_device_batch_size=8,
+        max_train_rows=32,
+        logging_steps=1,
+        precision="bf16",
+    )
     splits = add_label_words(load_imdb(get_profile().imdb, config.max_train_rows, 8)[0])
     tok = load_tokenizer(SMALL)
-    train_set = tokenize_pairs(splits["train"], tok, "text", "label_text", config.task_prefix, 512, count_answer_tokens(tok))
+    train_set = tokenize_pairs(
+        splits["train"], tok, "text", "label_text", config.task_prefix, 512, count_answer_tokens(tok)
+    )
     model = load_model(SMALL)
     trainer = build_trainer(config, model, tok, train_set)
     assert resolve_precision("auto") == "bf16" and trainer.args.bf16 and not trainer.args.fp16
@@ -63,10 +74,25 @@ def test_the_cuda_peak_counts_a_tensor_allocated_on_the_gpu():
 
 
 def test_a_compiled_bf16_pretraining_run_learns_and_evaluates_on_the_gpu(tmp_path):
-    config = PretrainConfig(model_name="standin:t5-v1_1-base", data_path=str(data_dir() / "c4"), data_config=None,
-                            output_dir=str(tmp_path), input_length=32, batch_size=8, total_steps=12, warmup_steps=2,
-                            learning_rate=1e-2, logging_steps=2, eval_every=0, eval_batches=2, checkpoint_every=0,
-                            compile=True, precision="auto", shuffle_block=100, data_workers=1)
+    config = PretrainConfig(
+        model_name="standin:t5-v1_1-base",
+        data_path=str(data_dir() / "c4"),
+        data_config=None,
+        output_dir=str(tmp_path),
+        input_length=32,
+        batch_size=8,
+        total_steps=12,
+        warmup_steps=2,
+        learning_rate=1e-2,
+        logging_steps=2,
+        eval_every=0,
+        eval_batches=2,
+        checkpoint_every=0,
+        compile=True,
+        precision="auto",
+        shuffle_block=100,
+        data_workers=1,
+    )
     from torch._dynamo.utils import counters
 
     graphs = counters["stats"]["unique_graphs"]
@@ -93,12 +119,19 @@ def test_evaluation_generates_on_the_gpu_in_the_input_order():
 
     def generate_texts(model, tok, texts, prefix, max_source_length, batch_size):
         def answer(batch_texts):
-            batch = tok([prefix + t for t in batch_texts], max_length=max_source_length, truncation=True,
-                        padding=True, return_tensors="pt").to(model.device)
+            batch = tok(
+                [prefix + t for t in batch_texts],
+                max_length=max_source_length,
+                truncation=True,
+                padding=True,
+                return_tensors="pt",
+            ).to(model.device)
             with torch.no_grad():
-                output = model.generate(**batch, max_new_tokens=4, do_sample=False, num_beams=1,
-                                        suppress_tokens=tok.all_special_ids)
+                output = model.generate(
+                    **batch, max_new_tokens=4, do_sample=False, num_beams=1, suppress_tokens=tok.all_special_ids
+                )
             return tok.batch_decode(output, skip_special_tokens=True)
+
         return generate_in_order(texts, batch_size, answer)
 
     texts = ["A fine film.", "Dull and far too long, I left early.", "Superb."]

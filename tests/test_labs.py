@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -25,9 +26,12 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils import check, labs
-from course_utils.quiz import QUESTIONS, question, question_markdown
-from course_utils.verdict import CheckFailed
+from course_utils.labs import check
+from course_utils.labs.quiz import QUESTIONS, question, question_markdown
+from course_utils.labs.verdict import CheckFailed
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+import labs  # noqa: E402 - tools/labs.py, the student copies' writer (tools/ is no package)
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = {p.name[:3]: p for p in labs.solution_notebooks(ROOT)}
@@ -86,10 +90,11 @@ def test_a_solution_edited_without_its_copy_is_caught(tmp_path):
 
 
 def test_blocks_become_stubs_named_after_the_task_and_answer_lines_become_ellipses():
-    source = "def f(x):\n    # BEGIN SOLUTION\n    y = x + 1\n    return y\n    # END SOLUTION\nq1 = \"b\"  # SOLUTION\n"
+    source = 'def f(x):\n    # BEGIN SOLUTION\n    y = x + 1\n    return y\n    # END SOLUTION\nq1 = "b"  # SOLUTION\n'
     assert labs.student_source(source, "Task 2 · Add one", "lab") == (
-        "def f(x):\n    raise NotImplementedError(\"Task 2 · Add one: write your code here, in place of this line\")\n"
-        "q1 = ...\n")
+        'def f(x):\n    raise NotImplementedError("Task 2 · Add one: write your code here, in place of this line")\n'
+        "q1 = ...\n"
+    )
     with pytest.raises(ValueError, match="without # END SOLUTION"):
         labs.student_source("# BEGIN SOLUTION\nx = 1\n", "Task 1", "lab")
     with pytest.raises(ValueError, match="before any '### Task' heading"):
@@ -120,7 +125,7 @@ def test_each_untouched_student_copy_stops_at_its_first_stub_and_runs_nothing_af
         failed = [i for i, c in enumerate(executed) if any(o.get("output_type") == "error" for o in c["outputs"])]
         # The stub raises in its own cell, or, inside a function, in the next cell: the check that calls it.
         assert failed in ([stub_cell], [stub_cell + 1]), (path.name, failed, stub_cell)
-        assert all(c["execution_count"] is None for c in executed[failed[0] + 1:]), path.name
+        assert all(c["execution_count"] is None for c in executed[failed[0] + 1 :]), path.name
 
 
 # --------------------------------------------------------------------------- every check is called by its lab
@@ -158,27 +163,37 @@ def lab_calls(lab: str, answers: dict) -> dict:
     """{check name: a call of that check with ``answers``} for one lab."""
     a = answers
     table = {
-        "00L": {"parameter_count": lambda: check.parameter_count(a["t5_parameters"]),
-                "training_state_bytes": lambda: check.training_state_bytes(a["training_state_bytes"]),
-                "rows_that_fit": lambda: check.rows_that_fit(a["rows_that_fit"])},
-        "02L": {"zero3_offload_config": lambda: check.zero3_offload_config(a["zero3_offload"]),
-                "model_state_bytes": lambda: check.model_state_bytes(a["model_state_bytes"]),
-                "cheapest_setup": lambda: check.cheapest_setup(a["cheapest_setup"])},
-        "03L": {"rouge_tokens": lambda: check.rouge_tokens(a["tokens"]),
-                "rouge_n": lambda: check.rouge_n(a["rouge_n"]),
-                "rouge_l": lambda: check.rouge_l(a["rouge_l"]),
-                "lead_3": lambda: check.lead_3(a["lead_3"])},
-        "04L": {"noise_mask": lambda: check.noise_mask(a["noise_mask"]),
-                "sentinels": lambda: check.sentinels(a["corrupt"]),
-                "cosine_schedule": lambda: check.cosine_schedule(a["cosine_lr"]),
-                "adamw_rms_step": lambda: check.adamw_rms_step(a["adamw_rms_step"])},
-        "01L": {"prompt_template": lambda: check.prompt_template(a["build_prompt"]),
-                "prompt_masked": lambda: check.prompt_masked(a["tokenize_example"], a["tokenizer"]),
-                "eos_learned": lambda: check.eos_learned(a["tokenize_example"], a["collate"], a["tokenizer"]),
-                "padding_masked": lambda: check.padding_masked(a["collate"], a["tokenizer"]),
-                "loss_falls": lambda: check.loss_falls(a["trainer"], a["profile"]),
-                "responses": lambda: check.responses(a["respond"], a["model"], a["tokenizer"]),
-                "lora_parameters": lambda: check.lora_parameters(a["lora_model"])},
+        "00L": {
+            "parameter_count": lambda: check.parameter_count(a["t5_parameters"]),
+            "training_state_bytes": lambda: check.training_state_bytes(a["training_state_bytes"]),
+            "rows_that_fit": lambda: check.rows_that_fit(a["rows_that_fit"]),
+        },
+        "02L": {
+            "zero3_offload_config": lambda: check.zero3_offload_config(a["zero3_offload"]),
+            "model_state_bytes": lambda: check.model_state_bytes(a["model_state_bytes"]),
+            "cheapest_setup": lambda: check.cheapest_setup(a["cheapest_setup"]),
+        },
+        "03L": {
+            "rouge_tokens": lambda: check.rouge_tokens(a["tokens"]),
+            "rouge_n": lambda: check.rouge_n(a["rouge_n"]),
+            "rouge_l": lambda: check.rouge_l(a["rouge_l"]),
+            "lead_3": lambda: check.lead_3(a["lead_3"]),
+        },
+        "04L": {
+            "noise_mask": lambda: check.noise_mask(a["noise_mask"]),
+            "sentinels": lambda: check.sentinels(a["corrupt"]),
+            "cosine_schedule": lambda: check.cosine_schedule(a["cosine_lr"]),
+            "adamw_rms_step": lambda: check.adamw_rms_step(a["adamw_rms_step"]),
+        },
+        "01L": {
+            "prompt_template": lambda: check.prompt_template(a["build_prompt"]),
+            "prompt_masked": lambda: check.prompt_masked(a["tokenize_example"], a["tokenizer"]),
+            "eos_learned": lambda: check.eos_learned(a["tokenize_example"], a["collate"], a["tokenizer"]),
+            "padding_masked": lambda: check.padding_masked(a["collate"], a["tokenizer"]),
+            "loss_falls": lambda: check.loss_falls(a["trainer"], a["profile"]),
+            "responses": lambda: check.responses(a["respond"], a["model"], a["tokenizer"]),
+            "lora_parameters": lambda: check.lora_parameters(a["lora_model"]),
+        },
     }
     return table[lab]
 
@@ -209,8 +224,16 @@ def lora_model(namespace, rank=None, targets=None):
     from course_utils.instruct import LORA_RANK, LORA_TARGETS
 
     base = namespace["load_model"](namespace["config"].model_name, dtype=torch.float32)
-    return get_peft_model(base, LoraConfig(r=rank or LORA_RANK, lora_alpha=16, target_modules=list(targets or LORA_TARGETS),
-                                           lora_dropout=0.0, task_type="CAUSAL_LM"))
+    return get_peft_model(
+        base,
+        LoraConfig(
+            r=rank or LORA_RANK,
+            lora_alpha=16,
+            target_modules=list(targets or LORA_TARGETS),
+            lora_dropout=0.0,
+            task_type="CAUSAL_LM",
+        ),
+    )
 
 
 @pytest.mark.parametrize("lab", ["00L", "01L", "02L", "03L", "04L"])
@@ -228,7 +251,9 @@ def wrong_answers(ok: dict) -> list[tuple[str, str, str, object]]:
         return fits["t5_parameters"](config) - 2 * config.relative_attention_num_buckets * config.num_heads
 
     def no_cross_attention(config):
-        return fits["t5_parameters"](config) - config.num_decoder_layers * (4 * config.d_model * config.num_heads * config.d_kv + config.d_model)
+        return fits["t5_parameters"](config) - config.num_decoder_layers * (
+            4 * config.d_model * config.num_heads * config.d_kv + config.d_model
+        )
 
     def untied_output_layer(config):
         return fits["t5_parameters"](config) + config.vocab_size * config.d_model
@@ -256,14 +281,17 @@ def wrong_answers(ok: dict) -> list[tuple[str, str, str, object]]:
 
     def unclipped(prediction, reference, n):
         pred, ref = rouge["tokens"](prediction), rouge["tokens"](reference)
-        grams = set(tuple(ref[i:i + n]) for i in range(len(ref) - n + 1))
-        hits = sum(tuple(pred[i:i + n]) in grams for i in range(len(pred) - n + 1))
+        grams = set(tuple(ref[i : i + n]) for i in range(len(ref) - n + 1))
+        hits = sum(tuple(pred[i : i + n]) in grams for i in range(len(pred) - n + 1))
         p, r = hits / max(len(pred) - n + 1, 1), min(hits, max(len(ref) - n + 1, 1)) / max(len(ref) - n + 1, 1)
         return p, r, rouge["f_measure"](p, r)
 
     def set_overlap(prediction, reference, n):
         pred, ref = rouge["tokens"](prediction), rouge["tokens"](reference)
-        a, b = {tuple(pred[i:i + n]) for i in range(len(pred) - n + 1)}, {tuple(ref[i:i + n]) for i in range(len(ref) - n + 1)}
+        a, b = (
+            {tuple(pred[i : i + n]) for i in range(len(pred) - n + 1)},
+            {tuple(ref[i : i + n]) for i in range(len(ref) - n + 1)},
+        )
         p, r = len(a & b) / max(len(a), 1), len(a & b) / max(len(b), 1)
         return p, r, rouge["f_measure"](p, r)
 
@@ -272,8 +300,16 @@ def wrong_answers(ok: dict) -> list[tuple[str, str, str, object]]:
 
     def longest_substring(prediction, reference):
         pred, ref = rouge["tokens"](prediction), rouge["tokens"](reference)
-        best = max((k for i in range(len(ref)) for j in range(len(pred)) for k in range(1, min(len(ref) - i, len(pred) - j) + 1)
-                    if ref[i:i + k] == pred[j:j + k]), default=0)
+        best = max(
+            (
+                k
+                for i in range(len(ref))
+                for j in range(len(pred))
+                for k in range(1, min(len(ref) - i, len(pred) - j) + 1)
+                if ref[i : i + k] == pred[j : j + k]
+            ),
+            default=0,
+        )
         p, r = best / max(len(pred), 1), best / max(len(ref), 1)
         return (0.0, 0.0, 0.0) if not pred or not ref else (p, r, rouge["f_measure"](p, r))
 
@@ -304,6 +340,7 @@ def wrong_answers(ok: dict) -> list[tuple[str, str, str, object]]:
 
     def adam_step(denominator, rms_scaling: bool = True):
         """A student's step of AdamW: eps placed by ``denominator(v, correction)``, the RMS scaling on or off."""
+
         def step(weight, grad, state, lr, weight_decay):
             if not state:
                 state.update(step=0, m=torch.zeros_like(weight), v=torch.zeros_like(weight))
@@ -313,7 +350,8 @@ def wrong_answers(ok: dict) -> list[tuple[str, str, str, object]]:
             correction = math.sqrt(1 - 0.999 ** state["step"])
             scale = max(1e-3, (weight.norm() / math.sqrt(weight.numel())).item()) if rms_scaling else 1.0
             weight = weight - lr * correction / (1 - 0.9 ** state["step"]) * scale * state["m"] / denominator(
-                state["v"], correction)
+                state["v"], correction
+            )
             return weight - lr * weight_decay * weight
 
         return step
@@ -362,7 +400,7 @@ def wrong_answers(ok: dict) -> list[tuple[str, str, str, object]]:
         tok.padding_side = "right"
         batch = tok(prompts, padding=True, return_tensors="pt", add_special_tokens=False)
         out = model.generate(**batch, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tok.pad_token_id)
-        return tok.batch_decode(out[:, batch["input_ids"].shape[1]:], skip_special_tokens=True)
+        return tok.batch_decode(out[:, batch["input_ids"].shape[1] :], skip_special_tokens=True)
 
     def prompt_kept(model, tok, prompts, max_new_tokens):
         answers = ins["respond"](model, tok, prompts, max_new_tokens)
@@ -398,47 +436,130 @@ def wrong_answers(ok: dict) -> list[tuple[str, str, str, object]]:
     return [
         ("00L", "parameter_count", "the relative position biases forgotten", {"t5_parameters": no_position_biases}),
         ("00L", "parameter_count", "no cross-attention in the decoder", {"t5_parameters": no_cross_attention}),
-        ("00L", "parameter_count", "the output layer counted apart from the embedding", {"t5_parameters": untied_output_layer}),
-        ("00L", "training_state_bytes", "AdamW's states without the fp32 master weights",
-         {"training_state_bytes": lambda p: {"weights": 2 * p, "gradients": 2 * p, "optimizer": 8 * p}}),
-        ("00L", "training_state_bytes", "weights kept in fp32",
-         {"training_state_bytes": lambda p: {"weights": 4 * p, "gradients": 2 * p, "optimizer": 12 * p}}),
-        ("00L", "rows_that_fit", "the buffers forgotten",
-         {"rows_that_fit": lambda g, p, t, pr="bf16": fits["rows_that_fit"](g + fits["BUFFERS_GIB"] / 0.9, p, t, pr)}),
-        ("00L", "rows_that_fit", "rounded instead of rounded down",
-         {"rows_that_fit": lambda g, p, t, pr="bf16": max(round((0.9 * g - 3 - 16 * p / 2**30) / (
-             fits["ROW_GIB_T5_BASE"][pr] * p / fits["T5_BASE_PARAMETERS"] * t / fits["T5_BASE_TOKENS"])), 1)}),
-        ("00L", "rows_that_fit", "no floor of one row",
-         {"rows_that_fit": lambda g, p, t, pr="bf16": math.floor((0.9 * g - 3 - 16 * p / 2**30) / (
-             fits["ROW_GIB_T5_BASE"][pr] * p / fits["T5_BASE_PARAMETERS"] * t / fits["T5_BASE_TOKENS"]))}),
+        (
+            "00L",
+            "parameter_count",
+            "the output layer counted apart from the embedding",
+            {"t5_parameters": untied_output_layer},
+        ),
+        (
+            "00L",
+            "training_state_bytes",
+            "AdamW's states without the fp32 master weights",
+            {"training_state_bytes": lambda p: {"weights": 2 * p, "gradients": 2 * p, "optimizer": 8 * p}},
+        ),
+        (
+            "00L",
+            "training_state_bytes",
+            "weights kept in fp32",
+            {"training_state_bytes": lambda p: {"weights": 4 * p, "gradients": 2 * p, "optimizer": 12 * p}},
+        ),
+        (
+            "00L",
+            "rows_that_fit",
+            "the buffers forgotten",
+            {
+                "rows_that_fit": lambda g, p, t, pr="bf16": fits["rows_that_fit"](
+                    g + fits["BUFFERS_GIB"] / 0.9, p, t, pr
+                )
+            },
+        ),
+        (
+            "00L",
+            "rows_that_fit",
+            "rounded instead of rounded down",
+            {
+                "rows_that_fit": lambda g, p, t, pr="bf16": max(
+                    round(
+                        (0.9 * g - 3 - 16 * p / 2**30)
+                        / (fits["ROW_GIB_T5_BASE"][pr] * p / fits["T5_BASE_PARAMETERS"] * t / fits["T5_BASE_TOKENS"])
+                    ),
+                    1,
+                )
+            },
+        ),
+        (
+            "00L",
+            "rows_that_fit",
+            "no floor of one row",
+            {
+                "rows_that_fit": lambda g, p, t, pr="bf16": math.floor(
+                    (0.9 * g - 3 - 16 * p / 2**30)
+                    / (fits["ROW_GIB_T5_BASE"][pr] * p / fits["T5_BASE_PARAMETERS"] * t / fits["T5_BASE_TOKENS"])
+                )
+            },
+        ),
         ("02L", "zero3_offload_config", "stage 2 with the weights offloaded", {"zero3_offload": with_zero(stage=2)}),
-        ("02L", "zero3_offload_config", "the weights not offloaded",
-         {"zero3_offload": {**with_zero(), "zero_optimization": {k: v for k, v in with_zero()["zero_optimization"].items()
-                                                                 if k != "offload_param"}}}),
-        ("02L", "zero3_offload_config", "a fixed batch that disagrees with the run",
-         {"zero3_offload": {**with_zero(), "train_batch_size": 16}}),
+        (
+            "02L",
+            "zero3_offload_config",
+            "the weights not offloaded",
+            {
+                "zero3_offload": {
+                    **with_zero(),
+                    "zero_optimization": {
+                        k: v for k, v in with_zero()["zero_optimization"].items() if k != "offload_param"
+                    },
+                }
+            },
+        ),
+        (
+            "02L",
+            "zero3_offload_config",
+            "a fixed batch that disagrees with the run",
+            {"zero3_offload": {**with_zero(), "train_batch_size": 16}},
+        ),
         ("02L", "model_state_bytes", "offloaded states counted on the GPU", {"model_state_bytes": offload_on_gpu}),
-        ("02L", "model_state_bytes", "stage 1 partitioning the gradients too", {"model_state_bytes": stage1_splits_gradients}),
+        (
+            "02L",
+            "model_state_bytes",
+            "stage 1 partitioning the gradients too",
+            {"model_state_bytes": stage1_splits_gradients},
+        ),
         ("02L", "zero3_offload_config", "the stage written as a string", {"zero3_offload": with_zero(stage="3")}),
         ("02L", "cheapest_setup", "the states in GB, the card in GiB", {"cheapest_setup": fits_in_gb}),
-        ("02L", "cheapest_setup", "never None: the last setup when none fits",
-         {"cheapest_setup": lambda p, n, g, a: zero["cheapest_setup"](p, n, g, a) or "stage 3 + offload"}),
-        ("02L", "cheapest_setup", "the activations forgotten",
-         {"cheapest_setup": lambda p, n, g, a: zero["cheapest_setup"](p, n, g, 0.0)}),
-        ("02L", "cheapest_setup", "the last setup that fits, not the first",
-         {"cheapest_setup": lambda p, n, g, a: next((s for s in reversed(zero["SPEED_ORDER"])
-                                                     if paper(p, s, n) / 2**30 + a <= g), None)}),
+        (
+            "02L",
+            "cheapest_setup",
+            "never None: the last setup when none fits",
+            {"cheapest_setup": lambda p, n, g, a: zero["cheapest_setup"](p, n, g, a) or "stage 3 + offload"},
+        ),
+        (
+            "02L",
+            "cheapest_setup",
+            "the activations forgotten",
+            {"cheapest_setup": lambda p, n, g, a: zero["cheapest_setup"](p, n, g, 0.0)},
+        ),
+        (
+            "02L",
+            "cheapest_setup",
+            "the last setup that fits, not the first",
+            {
+                "cheapest_setup": lambda p, n, g, a: next(
+                    (s for s in reversed(zero["SPEED_ORDER"]) if paper(p, s, n) / 2**30 + a <= g), None
+                )
+            },
+        ),
         ("03L", "rouge_tokens", "stemming off", {"tokens": no_stemming}),
         ("03L", "rouge_tokens", "the text not lowercased", {"tokens": not_lowercased}),
         ("03L", "rouge_tokens", "\\w+ tokens (é and _ kept)", {"tokens": words_by_regex}),
         ("03L", "rouge_n", "ROUGE-2 not clipped while ROUGE-1 is", {"rouge_n": bigrams_unclipped}),
-        ("03L", "lead_3", "the byline and dateline kept",
-         {"lead_3": lambda a: "\n".join(rouge["split_sentences"](a)[:3])}),
+        (
+            "03L",
+            "lead_3",
+            "the byline and dateline kept",
+            {"lead_3": lambda a: "\n".join(rouge["split_sentences"](a)[:3])},
+        ),
         ("03L", "rouge_n", "n-gram counts not clipped", {"rouge_n": unclipped}),
         ("03L", "rouge_n", "a set of n-grams instead of counts", {"rouge_n": set_overlap}),
         ("03L", "rouge_l", "ROUGE-L as a bag of words", {"rouge_l": bag_of_words}),
         ("03L", "rouge_l", "the longest common substring", {"rouge_l": longest_substring}),
-        ("03L", "lead_3", "sentences joined by spaces", {"lead_3": lambda a: " ".join(rouge["split_sentences"](a)[:3])}),
+        (
+            "03L",
+            "lead_3",
+            "sentences joined by spaces",
+            {"lead_3": lambda a: " ".join(rouge["split_sentences"](a)[:3])},
+        ),
         ("03L", "lead_3", "the first three paragraphs", {"lead_3": lambda a: "\n".join(a.split("\n\n")[:3])}),
         ("04L", "noise_mask", "the row starting with noise", {"noise_mask": mask_starting_noisy}),
         ("04L", "noise_mask", "the clean lengths drawn first", {"noise_mask": clean_lengths_first}),
@@ -447,37 +568,85 @@ def wrong_answers(ok: dict) -> list[tuple[str, str, str, object]]:
         ("04L", "sentinels", "one sentinel per noise token", {"corrupt": one_sentinel_per_noise_token}),
         ("04L", "sentinels", "targets without sentinels", {"corrupt": targets_without_sentinels}),
         ("04L", "adamw_rms_step", "eps inside the square root", {"adamw_rms_step": eps_inside_the_root}),
-        ("04L", "adamw_rms_step", "eps after the bias correction (a step off by about 3e-6)",
-         {"adamw_rms_step": eps_after_the_correction}),
+        (
+            "04L",
+            "adamw_rms_step",
+            "eps after the bias correction (a step off by about 3e-6)",
+            {"adamw_rms_step": eps_after_the_correction},
+        ),
         ("04L", "cosine_schedule", "warm-up starting at zero", {"cosine_lr": warmup_from_zero}),
         ("04L", "cosine_schedule", "the cosine ending at zero, not at the final rate", {"cosine_lr": cosine_to_zero}),
         ("04L", "adamw_rms_step", "no RMS scaling", {"adamw_rms_step": without_rms}),
         ("04L", "adamw_rms_step", "weight decay added to the gradient (coupled)", {"adamw_rms_step": coupled_decay}),
-        ("01L", "prompt_template", "the response in the prompt",
-         {"build_prompt": lambda row: ins["build_prompt"](row) + row["response"]}),
-        ("01L", "prompt_template", "an empty Input section kept",
-         {"build_prompt": lambda row: ins["build_prompt"](row) if row["context"].strip() else
-          ins["build_prompt"](row).replace(row_with_response, "### Input:\n\n\n" + row_with_response)}),
+        (
+            "01L",
+            "prompt_template",
+            "the response in the prompt",
+            {"build_prompt": lambda row: ins["build_prompt"](row) + row["response"]},
+        ),
+        (
+            "01L",
+            "prompt_template",
+            "an empty Input section kept",
+            {
+                "build_prompt": lambda row: (
+                    ins["build_prompt"](row)
+                    if row["context"].strip()
+                    else ins["build_prompt"](row).replace(row_with_response, "### Input:\n\n\n" + row_with_response)
+                )
+            },
+        ),
         ("01L", "prompt_masked", "the prompt left in the loss", {"tokenize_example": prompt_in_loss}),
         ("01L", "prompt_masked", "labels shifted by one", {"tokenize_example": shifted_labels}),
         ("01L", "eos_learned", "EOS masked in the labels", {"tokenize_example": eos_masked}),
         ("01L", "eos_learned", "no EOS appended", {"tokenize_example": eos_dropped}),
-        ("01L", ("eos_learned", "padding_masked"), "padding masked by id, which masks EOS too", {"collate": masked_by_id}),
+        (
+            "01L",
+            ("eos_learned", "padding_masked"),
+            "padding masked by id, which masks EOS too",
+            {"collate": masked_by_id},
+        ),
         ("01L", "padding_masked", "labels padded with the pad id", {"collate": labels_padded_with_pad_id}),
         ("01L", "padding_masked", "attention on the padding", {"collate": padding_attended}),
-        ("01L", "loss_falls", "a flat loss (learning rate 0)",
-         {"trainer": finished_trainer([(1, 8.0), (10, 8.0), (20, 7.9)])}),
-        ("01L", "loss_falls", "no loss logged (logging_steps past the run)",
-         {"trainer": finished_trainer([], logging_steps=500, other=[{"train_runtime": 3.0}])}),
-        ("01L", "loss_falls", "a diverging loss", {"trainer": finished_trainer([(1, 8.0), (10, 9.5), (20, float("nan"))])}),
-        ("01L", "loss_falls", "a history typed in, not the Trainer's", {"trainer": finished_trainer([(1, 8.0), (2, 1.0)])}),
-        ("01L", "loss_falls", "the log history passed instead of the Trainer",
-         {"trainer": finished_trainer([(1, 8.0), (10, 5.0), (20, 3.1)]).state.log_history}),
+        (
+            "01L",
+            "loss_falls",
+            "a flat loss (learning rate 0)",
+            {"trainer": finished_trainer([(1, 8.0), (10, 8.0), (20, 7.9)])},
+        ),
+        (
+            "01L",
+            "loss_falls",
+            "no loss logged (logging_steps past the run)",
+            {"trainer": finished_trainer([], logging_steps=500, other=[{"train_runtime": 3.0}])},
+        ),
+        (
+            "01L",
+            "loss_falls",
+            "a diverging loss",
+            {"trainer": finished_trainer([(1, 8.0), (10, 9.5), (20, float("nan"))])},
+        ),
+        (
+            "01L",
+            "loss_falls",
+            "a history typed in, not the Trainer's",
+            {"trainer": finished_trainer([(1, 8.0), (2, 1.0)])},
+        ),
+        (
+            "01L",
+            "loss_falls",
+            "the log history passed instead of the Trainer",
+            {"trainer": finished_trainer([(1, 8.0), (10, 5.0), (20, 3.1)]).state.log_history},
+        ),
         ("01L", "responses", "padding on the right", {"respond": right_padded}),
         ("01L", "responses", "the prompt kept in the response", {"respond": prompt_kept}),
         ("01L", "lora_parameters", "rank 16", {"lora_model": lora_model(ins, rank=16)}),
-        ("01L", "lora_parameters", "the attention's output projection adapted too",
-         {"lora_model": lora_model(ins, targets=("query_key_value", "dense"))}),
+        (
+            "01L",
+            "lora_parameters",
+            "the attention's output projection adapted too",
+            {"lora_model": lora_model(ins, targets=("query_key_value", "dense"))},
+        ),
         ("01L", "lora_parameters", "the base model left trainable", {"lora_model": unfrozen(ins)}),
     ]
 
@@ -505,8 +674,11 @@ def test_every_check_catches_at_least_two_known_wrong_answers(solved, mistakes):
 
 def test_each_lab_shows_its_questions_as_the_table_has_them():
     for lab, questions in QUESTIONS.items():
-        markdown = "\n".join("".join(c["source"]) for c in json.loads(SOLUTIONS[lab].read_text())["cells"]
-                             if c["cell_type"] == "markdown")
+        markdown = "\n".join(
+            "".join(c["source"])
+            for c in json.loads(SOLUTIONS[lab].read_text())["cells"]
+            if c["cell_type"] == "markdown"
+        )
         for number in range(1, len(questions) + 1):
             assert question_markdown(lab, number) in markdown, (lab, number)
 
@@ -537,8 +709,13 @@ def test_nbval_collects_the_solutions_and_leaves_the_student_copies_to_this_modu
     import subprocess
     import sys
 
-    listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "--nbval-lax", "-p", "no:cacheprovider",
-                             "notebooks"], capture_output=True, text=True, cwd=ROOT, timeout=120).stdout
+    listed = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "--nbval-lax", "-p", "no:cacheprovider", "notebooks"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    ).stdout
     notebooks = {line.split("::")[0] for line in listed.splitlines() if ".ipynb::" in line}
     assert {f"notebooks/labs/solutions/{p.name}" for p in SOLUTIONS.values()} <= notebooks
     assert not [n for n in notebooks if n.startswith("notebooks/labs/") and "/solutions/" not in n], notebooks
@@ -593,8 +770,9 @@ def test_the_hints_point_at_the_mistake(solved, mistakes):
         return str(raised.value)
 
     assert "your step puts eps inside the square root" in message("04L", "adamw_rms_step", "eps inside the square root")
-    assert "eps after the bias correction" in message("04L", "adamw_rms_step",
-                                                      "eps after the bias correction (a step off by about 3e-6)")
+    assert "eps after the bias correction" in message(
+        "04L", "adamw_rms_step", "eps after the bias correction (a step off by about 3e-6)"
+    )
     assert "string" in message("02L", "zero3_offload_config", "the stage written as a string")
     for mistake in ("one sentinel per noise token", "targets without sentinels"):
         said = message("04L", "sentinels", mistake)

@@ -26,18 +26,26 @@ LOSS_TOLERANCE = 0.02
 
 @pytest.fixture(scope="module")
 def single_process(tmp_path_factory):
-    config = FinetuneConfig(model_name="standin:t5-small", data_path=str(data_dir() / "imdb"),
-                            output_dir=str(tmp_path_factory.mktemp("one")), num_train_epochs=1.0,
-                            learning_rate=4e-3, per_device_batch_size=16, max_train_rows=256, test_rows=64,
-                            attn_implementation="eager")
+    config = FinetuneConfig(
+        model_name="standin:t5-small",
+        data_path=str(data_dir() / "imdb"),
+        output_dir=str(tmp_path_factory.mktemp("one")),
+        num_train_epochs=1.0,
+        learning_rate=4e-3,
+        per_device_batch_size=16,
+        max_train_rows=256,
+        test_rows=64,
+        attn_implementation="eager",
+    )
     return config, launch(config, timeout=600)
 
 
 @pytest.mark.parametrize("stage", ["zero2", "zero3"])
 def test_two_processes_finish_reload_and_match_one_process(single_process, stage, tmp_path):
     config, reference = single_process
-    two = dataclasses.replace(config, per_device_batch_size=8, output_dir=str(tmp_path),
-                              deepspeed=str(deepspeed_config_path(stage)))
+    two = dataclasses.replace(
+        config, per_device_batch_size=8, output_dir=str(tmp_path), deepspeed=str(deepspeed_config_path(stage))
+    )
     figures = launch(two, processes=2, timeout=600)
     assert figures["processes"] == 2 and figures["steps"] == reference["steps"] == 16
     assert abs(figures["train_loss"] - reference["train_loss"]) <= LOSS_TOLERANCE * reference["train_loss"]
@@ -47,6 +55,13 @@ def test_two_processes_finish_reload_and_match_one_process(single_process, stage
     shapes = {name: tuple(p.shape) for name, p in saved.state_dict().items()}
     assert shapes == {name: tuple(p.shape) for name, p in initial.state_dict().items()}
     assert any(not torch.equal(p, initial.state_dict()[name]) for name, p in saved.state_dict().items())
-    answers = generate_answers(saved, load_tokenizer(str(two.model_dir)), ["A wonderful film.", "Dull and long."],
-                               two.task_prefix, two.max_source_length, 3, batch_size=2)
+    answers = generate_answers(
+        saved,
+        load_tokenizer(str(two.model_dir)),
+        ["A wonderful film.", "Dull and long."],
+        two.task_prefix,
+        two.max_source_length,
+        3,
+        batch_size=2,
+    )
     assert len(answers) == 2 and all(isinstance(a, str) for a in answers)

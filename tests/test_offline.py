@@ -41,8 +41,24 @@ def test_a_smoke_run_makes_no_network_connection(tmp_path):
     env = guarded_env(log)
     for key in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_EVALUATE_OFFLINE"):
         env.pop(key, None)  # the profile itself must switch the libraries off
-    proc = subprocess.run([sys.executable, "-m", "course_utils.cli", "run", "--profile", "smoke", "--only", "00",
-                           "--output-dir", str(out)], env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "course_utils.cli",
+            "run",
+            "--profile",
+            "smoke",
+            "--only",
+            "00",
+            "--output-dir",
+            str(out),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert log.read_text() == ""
     report = (out / "report.md").read_text()
@@ -55,15 +71,27 @@ def test_a_smoke_run_makes_no_network_connection(tmp_path):
 def test_full_offline_names_what_is_missing_in_one_line_and_does_not_hang(tmp_path):
     log = tmp_path / "net.log"
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "course_utils.cli", "run", "--profile", "full",
-                           "--output-dir", str(tmp_path / "out")],
-                          env=_offline_env(tmp_path, log), capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "course_utils.cli", "run", "--profile", "full", "--output-dir", str(tmp_path / "out")],
+        env=_offline_env(tmp_path, log),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert time.monotonic() - start < 60
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
-    for name in ("t5-small", "t5-base", "gpt2", "google/t5-v1_1-base", "stanfordnlp/imdb",
-                 "abisee/cnn_dailymail (3.0.0)", "allenai/c4", "course prefetch --profile full"):
+    for name in (
+        "t5-small",
+        "t5-base",
+        "gpt2",
+        "google/t5-v1_1-base",
+        "stanfordnlp/imdb",
+        "abisee/cnn_dailymail (3.0.0)",
+        "allenai/c4",
+        "course prefetch --profile full",
+    ):
         assert name in lines[0]
     assert log.read_text() == ""
 
@@ -82,8 +110,9 @@ for attempt in (lambda: load_tokenizer("t5-small"), lambda: read_imdb(DataSource
         print("MISSING", err)
 """
     log = tmp_path / "net.log"
-    proc = subprocess.run([sys.executable, "-c", code], env=_offline_env(tmp_path, log),
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=_offline_env(tmp_path, log), capture_output=True, text=True, timeout=120
+    )
     missing = [line for line in proc.stdout.splitlines() if line.startswith("MISSING")]
     assert len(missing) == 2, proc.stdout + proc.stderr
     assert "t5-small" in missing[0] and "stanfordnlp/imdb" in missing[1]
@@ -101,15 +130,28 @@ def test_prefetch_asks_for_every_full_asset(monkeypatch, tmp_path):
 
     monkeypatch.setattr("huggingface_hub.snapshot_download", snapshot_download)
     fetched = prefetch(get_profile("full"), echo=lambda *a, **k: None)
-    assert [str(a) for a in fetched] == ["t5-small", "t5-base", "gpt2", "google/t5-v1_1-base",
-                                         "EleutherAI/pythia-70m-deduped", "stanfordnlp/imdb (default)",
-                                         "abisee/cnn_dailymail (3.0.0)", "databricks/databricks-dolly-15k (default)",
-                                         "allenai/c4"]
+    assert [str(a) for a in fetched] == [
+        "t5-small",
+        "t5-base",
+        "gpt2",
+        "google/t5-v1_1-base",
+        "EleutherAI/pythia-70m-deduped",
+        "stanfordnlp/imdb (default)",
+        "abisee/cnn_dailymail (3.0.0)",
+        "databricks/databricks-dolly-15k (default)",
+        "allenai/c4",
+    ]
     # Data sets come as their files in the Hub's layout, which is all the offline run reads.
-    assert ("stanfordnlp/imdb", "dataset", ["plain_text/train-*.parquet", "plain_text/test-*.parquet",
-                                            "plain_text/unsupervised-*.parquet"]) in calls
-    assert ("abisee/cnn_dailymail", "dataset", ["3.0.0/train-*.parquet", "3.0.0/validation-*.parquet",
-                                                "3.0.0/test-*.parquet"]) in calls
+    assert (
+        "stanfordnlp/imdb",
+        "dataset",
+        ["plain_text/train-*.parquet", "plain_text/test-*.parquet", "plain_text/unsupervised-*.parquet"],
+    ) in calls
+    assert (
+        "abisee/cnn_dailymail",
+        "dataset",
+        ["3.0.0/train-*.parquet", "3.0.0/validation-*.parquet", "3.0.0/test-*.parquet"],
+    ) in calls
     assert ("databricks/databricks-dolly-15k", "dataset", ["databricks-dolly-15k.jsonl"]) in calls  # its one file
     c4 = [c for c in calls if c[0] == "allenai/c4"][0]
     assert c4[1] == "dataset" and len(c4[2]) == 8 + 1
@@ -122,8 +164,11 @@ def test_smoke_needs_nothing_from_the_hub():
 
 
 def test_c4_shard_names_follow_the_hub_layout():
-    assert c4_shard_patterns(2) == ("en/c4-train.00000-of-01024.json.gz", "en/c4-train.00001-of-01024.json.gz",
-                                    "en/c4-validation.00000-of-00008.json.gz")
+    assert c4_shard_patterns(2) == (
+        "en/c4-train.00000-of-01024.json.gz",
+        "en/c4-train.00001-of-01024.json.gz",
+        "en/c4-validation.00000-of-00008.json.gz",
+    )
 
 
 @pytest.mark.slow
@@ -132,10 +177,15 @@ def test_notebook_00_stops_with_a_clear_message_when_a_gpu_is_required_but_absen
 
     if torch.cuda.is_available():
         import pytest
+
         pytest.skip("this machine has a GPU")
-    proc = subprocess.run([sys.executable, "-m", "course_utils.cli", "run", "--only", "00",
-                           "--output-dir", str(tmp_path)], env=guarded_env(tmp_path / "net.log", REQUIRE_GPU="1"),
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "course_utils.cli", "run", "--only", "00", "--output-dir", str(tmp_path)],
+        env=guarded_env(tmp_path / "net.log", REQUIRE_GPU="1"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 1
     assert "FAILED 00_gpu_check" in proc.stderr and "NoGPUError: No CUDA GPU is visible" in proc.stderr
     assert "COURSE_PROFILE=smoke" in proc.stderr

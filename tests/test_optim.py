@@ -5,16 +5,22 @@ import math
 import pytest
 import torch
 
-from course_utils.optim import (AdamWScale, build_optimizer, build_scheduler, cosine_factor, inverse_sqrt_factor,
-                                parameter_groups)
+from course_utils.optim import (
+    AdamWScale,
+    build_optimizer,
+    build_scheduler,
+    cosine_factor,
+    inverse_sqrt_factor,
+    parameter_groups,
+)
 
 
 def test_one_step_by_hand():
-    p = torch.nn.Parameter(torch.tensor([3.0, -4.0]))          # RMS = sqrt((9 + 16) / 2) = 3.5355
+    p = torch.nn.Parameter(torch.tensor([3.0, -4.0]))  # RMS = sqrt((9 + 16) / 2) = 3.5355
     p.grad = torch.tensor([0.5, 2.0])
     AdamWScale([p], lr=0.1, betas=(0.9, 0.999), eps=1e-6).step()
     # step 1: m_hat = g, v_hat = g^2, so m_hat / (sqrt(v_hat) + eps) = sign(g) (up to eps)
-    step_size = 0.1 * math.sqrt(1 - 0.999) / (1 - 0.9)        # bias correction folded into the step
+    step_size = 0.1 * math.sqrt(1 - 0.999) / (1 - 0.9)  # bias correction folded into the step
     m, v = 0.1 * torch.tensor([0.5, 2.0]), 0.001 * torch.tensor([0.25, 4.0])
     expected = torch.tensor([3.0, -4.0]) - step_size * math.sqrt(12.5) * m / (v.sqrt() + 1e-6)
     assert torch.allclose(p.detach(), expected, atol=1e-7)
@@ -24,7 +30,7 @@ def test_one_step_by_hand():
 def test_equals_torch_adamw_when_the_weight_rms_is_one():
     torch.manual_seed(0)
     start = torch.randn(64)
-    start = start / start.pow(2).mean().sqrt()                  # RMS exactly 1 at the first step
+    start = start / start.pow(2).mean().sqrt()  # RMS exactly 1 at the first step
     ours, theirs = torch.nn.Parameter(start.clone()), torch.nn.Parameter(start.clone())
     opt_ours = AdamWScale([ours], lr=1e-3, eps=1e-8)
     opt_theirs = torch.optim.AdamW([theirs], lr=1e-3, eps=1e-8, weight_decay=0.0)
@@ -48,7 +54,7 @@ def test_decoupled_weight_decay_after_the_step():
     p = torch.nn.Parameter(torch.tensor([2.0]))
     p.grad = torch.tensor([0.0])
     AdamWScale([p], lr=0.1, weight_decay=0.5).step()
-    assert p.item() == pytest.approx(2.0 * (1 - 0.1 * 0.5))   # zero gradient: only the decay acts
+    assert p.item() == pytest.approx(2.0 * (1 - 0.1 * 0.5))  # zero gradient: only the decay acts
 
 
 def test_no_weight_decay_on_biases_and_layer_norms():
@@ -95,13 +101,13 @@ def test_cosine_schedule_at_chosen_steps():
     assert cosine_factor(10, 10, 100, 0.01) == pytest.approx(1.0)
     assert cosine_factor(55, 10, 100, 0.01) == pytest.approx(0.01 + 0.99 * 0.5)  # halfway: cos(pi/2) = 0
     assert cosine_factor(100, 10, 100, 0.01) == pytest.approx(0.01)
-    assert cosine_factor(500, 10, 100, 0.01) == pytest.approx(0.01)               # stays on the floor
+    assert cosine_factor(500, 10, 100, 0.01) == pytest.approx(0.01)  # stays on the floor
 
 
 def test_inverse_sqrt_schedule_at_chosen_steps():
     assert inverse_sqrt_factor(4, 100) == pytest.approx(0.05)
     assert inverse_sqrt_factor(99, 100) == pytest.approx(1.0)
-    assert inverse_sqrt_factor(399, 100) == pytest.approx(0.5)                    # 4x the warm-up: 1/2
+    assert inverse_sqrt_factor(399, 100) == pytest.approx(0.5)  # 4x the warm-up: 1/2
     assert inverse_sqrt_factor(9999, 100) == pytest.approx(0.1)
 
 
@@ -128,3 +134,15 @@ def test_decay_rule_by_name():
     assert decays("lm_head.weight")
     assert not decays("encoder.final_layer_norm.weight") and not decays("classifier.bias")
     assert not decays("bert.LayerNorm.weight")
+
+
+def test_a_step_keeps_the_rms_on_the_device(monkeypatch):
+    # .item() on a CUDA tensor waits for the GPU: once per tensor per step would stall every step.
+    reads = []
+    real_item = torch.Tensor.item
+    monkeypatch.setattr(torch.Tensor, "item", lambda self: reads.append(1) or real_item(self))
+    weights = [torch.nn.Parameter(torch.randn(8, 8)) for _ in range(3)]
+    for w in weights:
+        w.grad = torch.randn(8, 8)
+    AdamWScale(weights, lr=1e-2).step()
+    assert reads == []

@@ -4,13 +4,17 @@ from output_rules import bar_description, noise
 
 
 def bar(text: str) -> dict:
-    return {"output_type": "display_data",
-            "data": {"text/plain": text, "application/vnd.jupyter.widget-view+json": {"model_id": "x"}}}
+    return {
+        "output_type": "display_data",
+        "data": {"text/plain": text, "application/vnd.jupyter.widget-view+json": {"model_id": "x"}},
+    }
 
 
 def test_a_bookkeeping_bar_is_noise_and_a_generation_bar_is_not():
-    casting, generating = bar("Casting the dataset:   0%|          | 0/2000 [00:00<?, ? examples/s]"), \
-        bar("generate:   0%|          | 0/8 [00:00<?, ?it/s]")
+    casting, generating = (
+        bar("Casting the dataset:   0%|          | 0/2000 [00:00<?, ? examples/s]"),
+        bar("generate:   0%|          | 0/8 [00:00<?, ?it/s]"),
+    )
     assert (bar_description(casting), bar_description(generating)) == ("Casting the dataset", "generate")
     assert noise([casting]) == ["a progress bar of the libraries' own bookkeeping: 'Casting the dataset'"]
     assert noise([generating, bar("t5 summaries:  50%|#####     | 1/2")]) == []
@@ -24,12 +28,22 @@ def test_a_linker_error_is_noise():
 
 def test_a_command_of_twenty_flags_is_noise_and_one_of_ten_is_not():
     def command(flags: int) -> dict:
-        return {"output_type": "stream", "name": "stdout",
-                "text": "deepspeed --num_gpus 8 " + " ".join(f"--flag-{i} {i}" for i in range(flags - 1)) + "\n"}
+        return {
+            "output_type": "stream",
+            "name": "stdout",
+            "text": "deepspeed --num_gpus 8 " + " ".join(f"--flag-{i} {i}" for i in range(flags - 1)) + "\n",
+        }
 
     assert noise([command(20)]) and noise([command(10)]) == []
 
 
 def test_a_clean_cell_passes():
-    assert noise([{"output_type": "stream", "name": "stdout", "text": "accuracy 0.850\n"},
-                  {"output_type": "execute_result", "data": {"text/plain": "   value\n"}}]) == []
+    assert (
+        noise(
+            [
+                {"output_type": "stream", "name": "stdout", "text": "accuracy 0.850\n"},
+                {"output_type": "execute_result", "data": {"text/plain": "   value\n"}},
+            ]
+        )
+        == []
+    )

@@ -7,8 +7,8 @@ import torch
 from course_utils import finetune
 from course_utils.models import load_model
 from course_utils.paths import data_dir
-from course_utils.pretrain_config import PretrainConfig
-from course_utils.pretrain import initial_model
+from course_utils.pretraining.config import PretrainConfig
+from course_utils.pretraining.loop import initial_model
 from course_utils.profiles import get_profile
 
 
@@ -21,14 +21,16 @@ def test_the_saved_start_is_the_pretraining_runs_first_weights(tmp_path):
     for name in saved:
         assert torch.equal(saved[name], again[name]), name
     other = initial_model(dataclasses.replace(config, seed=8)).state_dict()
-    assert not torch.equal(saved["shared.weight"], other["shared.weight"])   # the seed matters
+    assert not torch.equal(saved["shared.weight"], other["shared.weight"])  # the seed matters
 
 
 def test_the_two_fine_tunes_differ_only_in_their_start(tmp_path):
     # Notebook 04's payoff: lesson 01's config for the profile, with another model_name and output_dir.
     profile = get_profile("smoke")
-    configs = [finetune.FinetuneConfig.for_profile(profile, model_name=start, output_dir=str(tmp_path / name))
-               for name, start in (("pretrained", "dir/a"), ("random_init", "dir/b"))]
+    configs = [
+        finetune.FinetuneConfig.for_profile(profile, model_name=start, output_dir=str(tmp_path / name))
+        for name, start in (("pretrained", "dir/a"), ("random_init", "dir/b"))
+    ]
     first, second = (dataclasses.asdict(config) for config in configs)
     assert {key for key in first if first[key] != second[key]} == {"model_name", "output_dir"}
     lesson = dataclasses.asdict(finetune.FinetuneConfig.for_profile(profile, output_dir=first["output_dir"]))

@@ -11,9 +11,16 @@ import torch
 
 from course_utils.models import load_tokenizer
 from course_utils.paths import data_dir
-from course_utils.pretrain_data import (CorruptedBatches, batch_loader, cut_rows, encode_documents, iter_texts,
-                                        start_batches, stop_batches)
-from course_utils.checkpoints import loader_state, restore_loader
+from course_utils.pretraining.data import (
+    CorruptedBatches,
+    batch_loader,
+    cut_rows,
+    encode_documents,
+    iter_texts,
+    start_batches,
+    stop_batches,
+)
+from course_utils.pretraining.checkpoints import loader_state, restore_loader
 from course_utils.configs import DataSource
 from course_utils.span_corruption import span_corruption_collator
 
@@ -32,9 +39,16 @@ def raw(rows, rngs) -> dict:
 
 def corrupting(tokenizer, rows_per_batch=8, **changes):
     collator, raw_length = span_corruption_collator(tokenizer, 32)
-    settings = dict(source=DataSource(str(data_dir() / "c4")), split="train", tokenizer=tokenizer,
-                    collator=collator, raw_length=raw_length, rows_per_batch=rows_per_batch, seed=3,
-                    shuffle_block=50)
+    settings = dict(
+        source=DataSource(str(data_dir() / "c4")),
+        split="train",
+        tokenizer=tokenizer,
+        collator=collator,
+        raw_length=raw_length,
+        rows_per_batch=rows_per_batch,
+        seed=3,
+        shuffle_block=50,
+    )
     return CorruptedBatches(**{**settings, **changes})
 
 
@@ -94,16 +108,17 @@ def test_a_pass_holds_every_document_of_the_share_once_in_blocks_of_shuffled_ord
     # order shuffled within blocks of 50. Only the pass's tail is missing: the tokens after the last
     # whole document, cut off with the last partial row (one short document, or two, and part of one).
     ends = np.flatnonzero(pass_tokens == tokenizer.eos_token_id)
-    documents = [tuple(d) for d in np.split(pass_tokens[:ends[-1] + 1], ends[:-1] + 1)]
+    documents = [tuple(d) for d in np.split(pass_tokens[: ends[-1] + 1], ends[:-1] + 1)]
     expected = [tuple(ids) for ids in encode_documents(tokenizer, share)]
     missing = Counter(expected) - Counter(documents)
     assert sum(len(d) * n for d, n in missing.items()) == tokens_per_pass - (ends[-1] + 1)
     assert 1 <= missing.total() and len(documents) == len(expected) - missing.total()
     for start in range(0, len(expected), 50):
-        block = Counter(expected[start:start + 50])
-        assert Counter(documents[start:start + 50]) <= block and (start + 50 >= len(documents) or
-                                                                 Counter(documents[start:start + 50]) == block)
-    assert documents != expected[:len(documents)]  # shuffled, not in file order
+        block = Counter(expected[start : start + 50])
+        assert Counter(documents[start : start + 50]) <= block and (
+            start + 50 >= len(documents) or Counter(documents[start : start + 50]) == block
+        )
+    assert documents != expected[: len(documents)]  # shuffled, not in file order
 
 
 def test_resuming_with_another_number_of_workers_is_refused(tokenizer):

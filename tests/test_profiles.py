@@ -8,15 +8,19 @@ import pytest
 from course_utils import data, hardware, metrics, models, standins
 from course_utils.configs import DataSource
 from course_utils.profiles import MODEL_ROLES, get_profile
-from course_utils.summarize import SummaryConfig, WarmUp, summary_config
+from course_utils.summary_setup import SummaryConfig, WarmUp, summary_config
 
 
 def test_smoke_is_offline_cpu_with_standins_and_shipped_data():
     smoke = get_profile()
     assert smoke.name == "smoke" and smoke.offline and not smoke.require_gpu
-    assert smoke.models == {"t5_small": "standin:t5-small", "t5_base": "standin:t5-base",
-                            "gpt2": "standin:gpt2", "t5_v1_1_base": "standin:t5-v1_1-base",
-                            "pythia": "standin:pythia-70m-deduped"}
+    assert smoke.models == {
+        "t5_small": "standin:t5-small",
+        "t5_base": "standin:t5-base",
+        "gpt2": "standin:gpt2",
+        "t5_v1_1_base": "standin:t5-v1_1-base",
+        "pythia": "standin:pythia-70m-deduped",
+    }
     for source in (smoke.imdb, smoke.cnn_dailymail, smoke.c4, smoke.dolly):
         assert Path(source.path).is_dir() and source.config is None
 
@@ -24,8 +28,13 @@ def test_smoke_is_offline_cpu_with_standins_and_shipped_data():
 def test_full_names_the_hub_models_and_data_sets():
     full = get_profile("full")
     assert not full.offline and full.require_gpu
-    assert full.models == {"t5_small": "t5-small", "t5_base": "t5-base", "gpt2": "gpt2",
-                           "t5_v1_1_base": "google/t5-v1_1-base", "pythia": "EleutherAI/pythia-70m-deduped"}
+    assert full.models == {
+        "t5_small": "t5-small",
+        "t5_base": "t5-base",
+        "gpt2": "gpt2",
+        "t5_v1_1_base": "google/t5-v1_1-base",
+        "pythia": "EleutherAI/pythia-70m-deduped",
+    }
     assert full.imdb == DataSource("stanfordnlp/imdb")
     assert full.cnn_dailymail == DataSource("abisee/cnn_dailymail", "3.0.0")
     assert full.c4 == DataSource("allenai/c4", "en")

@@ -18,8 +18,16 @@ from hub_server import OLAH  # noqa: E402
 from rehearse import rehearse  # noqa: E402
 
 pytestmark = pytest.mark.slow
-NOTEBOOKS = ("00_gpu_check", "01_t5_small_imdb_finetune", "02_deepspeed_zero", "03_cnn_dailymail_rouge",
-             "04_nanot5_pretraining", "01L_instruction_tuning", "03L_rouge_from_scratch", "04L_nanot5_parts")
+NOTEBOOKS = (
+    "00_gpu_check",
+    "01_t5_small_imdb_finetune",
+    "02_deepspeed_zero",
+    "03_cnn_dailymail_rouge",
+    "04_nanot5_pretraining",
+    "01L_instruction_tuning",
+    "03L_rouge_from_scratch",
+    "04L_nanot5_parts",
+)
 
 
 @pytest.fixture(scope="module")
@@ -41,13 +49,22 @@ def test_the_rehearsal_passes(rehearsal):
 def test_prefetch_filled_the_cache_through_huggingface_hub(rehearsal):
     _, work, _ = rehearsal
     hub = work / "hf" / "hub"
-    for repo in ("models--t5-small", "models--t5-base", "models--gpt2", "models--google--t5-v1_1-base",
-                 "models--EleutherAI--pythia-70m-deduped", "datasets--stanfordnlp--imdb", "datasets--abisee--cnn_dailymail",
-                 "datasets--allenai--c4", "datasets--databricks--databricks-dolly-15k"):
+    for repo in (
+        "models--t5-small",
+        "models--t5-base",
+        "models--gpt2",
+        "models--google--t5-v1_1-base",
+        "models--EleutherAI--pythia-70m-deduped",
+        "datasets--stanfordnlp--imdb",
+        "datasets--abisee--cnn_dailymail",
+        "datasets--allenai--c4",
+        "datasets--databricks--databricks-dolly-15k",
+    ):
         assert (hub / repo / "refs" / "main").exists(), repo  # written by huggingface_hub, not by hand
     snapshot = next((hub / "datasets--allenai--c4" / "snapshots").iterdir())
     assert sorted(p.name for p in (snapshot / "en").iterdir()) == (
-        [f"c4-train.{i:05d}-of-01024.json.gz" for i in range(8)] + ["c4-validation.00000-of-00008.json.gz"])
+        [f"c4-train.{i:05d}-of-01024.json.gz" for i in range(8)] + ["c4-validation.00000-of-00008.json.gz"]
+    )
     t5_v1_1 = next((hub / "models--google--t5-v1_1-base" / "snapshots").iterdir())
     assert json.loads((t5_v1_1 / "config.json").read_text()) == PUBLISHED_CONFIGS["google/t5-v1_1-base"]
     # Its repo holds only pytorch_model.bin: the prefetch took that instead (lesson 04 fine-tunes these weights).
@@ -78,7 +95,9 @@ def test_every_notebook_ran_offline_at_full_size(rehearsal):
     assert report.splitlines()[0] == "# Course run: profile `full`, quick"
     for name in NOTEBOOKS:
         assert f"| {name} | ok |" in report, report
-    figures = {name: entry["figures"] for name, entry in json.loads((work / "outputs" / "metrics.json").read_text()).items()}
+    figures = {
+        name: entry["figures"] for name, entry in json.loads((work / "outputs" / "metrics.json").read_text()).items()
+    }
     assert figures["01_t5_small_imdb_finetune"]["model_parameters"]["value"] == PUBLISHED_PARAMETERS["t5-small"]
     assert figures["01_t5_small_imdb_finetune"]["rows_train"]["value"] == 4
     assert figures["04_nanot5_pretraining"]["model_parameters"]["value"] == PUBLISHED_PARAMETERS["google/t5-v1_1-base"]

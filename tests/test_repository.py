@@ -68,21 +68,54 @@ def test_ci_calls_the_readme_test_command():
 
 
 def package_imports() -> dict[str, set[str]]:
-    """{module: the package's modules it imports}, wherever in the file the import is: relative imports, and the
-    absolute ones (``from course_utils.x import ...``) of the modules written from notebook cells."""
+    """{module: the package's modules it imports}, wherever in the file the import is. Modules are named by their
+    dotted path below the package ("models", "pretraining.config"); relative imports (``from .x``, ``from ..x``,
+    ``from . import x``) and the absolute ones (``from course_utils.x import ...``, which the modules written from
+    notebook cells use) are both followed."""
     import ast
 
-    modules = {p.stem: p for p in (ROOT / "course_utils").glob("*.py") if p.stem != "__init__"}
+    package = ROOT / "course_utils"
+    modules = {
+        ".".join(p.relative_to(package).with_suffix("").parts): p
+        for p in package.rglob("*.py")
+        if p.stem not in ("__init__", "__main__")
+    }
     imports = {}
     for name, path in modules.items():
+        here = name.split(".")[:-1]  # the folder the module stands in
         found = set()
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
-                found.add(node.module.split(".")[0])
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("course_utils."):
-                found.add(node.module.split(".")[1])
-        imports[name] = found & set(modules)
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = here[: len(here) - node.level + 1]
+            elif (node.module or "").startswith("course_utils"):
+                base = []
+            else:
+                continue
+            target = [
+                *base,
+                *(
+                    node.module.split(".")[1:]
+                    if not node.level and node.module
+                    else (node.module or "").split(".")
+                    if node.module
+                    else []
+                ),
+            ]
+            candidates = [".".join(target)] + [".".join([*target, alias.name]) for alias in node.names]
+            found |= {c for c in candidates if c in modules and c != name}
+        imports[name] = found
     return imports
+
+
+def rooms(imports: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The house as drawn: a folder is one room; imports inside a folder do not leave it."""
+    room = lambda module: module.split(".")[0]  # noqa: E731
+    drawn: dict[str, set[str]] = {}
+    for module, targets in imports.items():
+        drawn.setdefault(room(module), set()).update(room(t) for t in targets if room(t) != room(module))
+    return drawn
 
 
 def import_floors(imports: dict[str, set[str]]) -> dict[str, int]:
@@ -101,19 +134,36 @@ def import_floors(imports: dict[str, set[str]]) -> dict[str, int]:
 
 
 def test_the_package_has_at_most_five_import_floors_and_no_cycle():
-    floors = import_floors(package_imports())
+    imports = package_imports()
+    import_floors(imports)  # no module imports itself through others
+    floors = import_floors(rooms(imports))  # the house as drawn, a folder a room
     assert max(floors.values()) <= 5, sorted(floors.items(), key=lambda item: item[1])
+
+
+def test_the_import_reader_follows_every_form_of_relative_import():
+    imports = package_imports()
+    assert "span_corruption" in imports["labs.nanot5_parts"]  # from .. import span_corruption
+    assert "pretraining.config" in imports["pretraining.run"]  # from .config import ...
+    assert "models" in imports["pretraining.loop"]  # from course_utils.models import ...
+    assert "hardware" in imports["pretraining.config"]  # from ..hardware import ...
+    assert (
+        rooms(imports)["pretraining"] >= {"models", "hardware", "memory"}
+        and "pretraining" not in rooms(imports)["pretraining"]
+    )
 
 
 def test_sibling_modules_are_imported_at_the_top_of_each_file():
     import ast
 
-    for path in sorted((ROOT / "course_utils").glob("*.py")):
+    for path in sorted((ROOT / "course_utils").rglob("*.py")):
         tree = ast.parse(path.read_text())
         top = {id(node) for node in tree.body}
-        late = [node.lineno for node in ast.walk(tree)
-                if isinstance(node, ast.ImportFrom) and node.level == 1 and id(node) not in top]
-        assert not late, f"{path.name}: sibling imports inside functions at lines {late}"
+        late = [
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level >= 1 and id(node) not in top
+        ]
+        assert not late, f"{path.name}: the package's imports inside functions at lines {late}"
 
 
 def test_the_floor_check_finds_a_cycle_and_counts_a_chain():
@@ -125,11 +175,26 @@ def test_the_floor_check_finds_a_cycle_and_counts_a_chain():
 def test_every_file_the_docs_and_comments_name_exists():
     """A path such as tests/test_x.py or course_utils/x.py named in prose must be there, so no comment
     sends a reader to a file that was renamed or never written."""
-    sources = [ROOT / "README.md", ROOT / "pyproject.toml", ROOT / "environment.yml", ROOT / "Makefile",
-               *NOTEBOOKS, *(ROOT / "course_utils").glob("*.py"), *(ROOT / "benchmarks").glob("*.py"),
-               *(ROOT / "tests" / "rehearsal").glob("*.py"), *(ROOT / "data").glob("*.md")]
-    named = re.compile(r"\b((?:tests|course_utils|benchmarks|data|deepspeed_configs|notebooks)/[\w/.-]+\.(?:py|md|jsonl?|txt)\b)")
-    missing = sorted({f"{source.name}: {path}" for source in sources
-                      for path in named.findall(source.read_text(encoding="utf-8"))
-                      if not (ROOT / path).exists() and "<" not in path})
+    sources = [
+        ROOT / "README.md",
+        ROOT / "pyproject.toml",
+        ROOT / "environment.yml",
+        ROOT / "Makefile",
+        *NOTEBOOKS,
+        *(ROOT / "course_utils").glob("*.py"),
+        *(ROOT / "benchmarks").glob("*.py"),
+        *(ROOT / "tests" / "rehearsal").glob("*.py"),
+        *(ROOT / "data").glob("*.md"),
+    ]
+    named = re.compile(
+        r"\b((?:tests|course_utils|benchmarks|data|deepspeed_configs|notebooks)/[\w/.-]+\.(?:py|md|jsonl?|txt)\b)"
+    )
+    missing = sorted(
+        {
+            f"{source.name}: {path}"
+            for source in sources
+            for path in named.findall(source.read_text(encoding="utf-8"))
+            if not (ROOT / path).exists() and "<" not in path
+        }
+    )
     assert not missing, missing

@@ -8,12 +8,18 @@ from course_utils.paths import data_dir
 from course_utils.rouge import aggregate, newline_sentences, rouge_metric_path, score_pairs, split_sentences
 
 EDGE_CASES = [
-    ("", ""), ("", "a reference"), ("a prediction", ""), ("   ", "\n\n"),
-    ("!!! ... ???", "--- ;;; !!!"), ("Ünïcödé café naïve résumé", "unicode cafe naive resume"),
-    ("日本語のテキスト 東京", "東京 テキスト"), ("emoji 😀 party 🎉 tonight", "party tonight 🎉"),
+    ("", ""),
+    ("", "a reference"),
+    ("a prediction", ""),
+    ("   ", "\n\n"),
+    ("!!! ... ???", "--- ;;; !!!"),
+    ("Ünïcödé café naïve résumé", "unicode cafe naive resume"),
+    ("日本語のテキスト 東京", "東京 テキスト"),
+    ("emoji 😀 party 🎉 tonight", "party tonight 🎉"),
     ("The U.S. team won 3-1 on Tuesday.", "US team wins 3-1"),
     ("running runners ran quickly", "run runner runs quick"),
-    ("the the the the", "the"), ("a\nb\nc", "c\nb\na"),
+    ("the the the the", "the"),
+    ("a\nb\nc", "c\nb\na"),
 ]
 
 
@@ -25,7 +31,7 @@ def corpus() -> list[tuple[str, str]]:
         lead = newline_sentences(" ".join(split_sentences(row["article"])[:3]))
         pairs.append((lead, row["highlights"]))
         pairs.append((rows[(i + 7) % len(rows)]["highlights"], row["highlights"]))  # unrelated pair
-    pairs += [(row["article"], row["highlights"]) for row in rows[150:170]]         # long texts
+    pairs += [(row["article"], row["highlights"]) for row in rows[150:170]]  # long texts
     return pairs
 
 
@@ -35,19 +41,28 @@ def test_the_evaluate_metric_equals_rouge_score_exactly(use_stemmer):
     from rouge_score import rouge_scorer
 
     predictions, references = zip(*corpus(), strict=True)
-    lesson = evaluate.load(rouge_metric_path()).compute(predictions=list(predictions), references=list(references),
-                                                        use_stemmer=use_stemmer, use_aggregator=False)
+    lesson = evaluate.load(rouge_metric_path()).compute(
+        predictions=list(predictions), references=list(references), use_stemmer=use_stemmer, use_aggregator=False
+    )
     scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL", "rougeLsum"], use_stemmer=use_stemmer)
     reference = [scorer.score(r, p) for p, r in zip(predictions, references, strict=True)]  # (target, prediction)
-    mismatches = [(row, kind) for kind, values in lesson.items() for row, value in enumerate(values)
-                  if value != reference[row][kind].fmeasure]
+    mismatches = [
+        (row, kind)
+        for kind, values in lesson.items()
+        for row, value in enumerate(values)
+        if value != reference[row][kind].fmeasure
+    ]
     assert len(reference) > 300 and set(lesson) == set(reference[0]) and mismatches == []
 
 
 def test_a_reference_against_itself_scores_one_everywhere():
     references = [newline_sentences(t) for t in ("The storm hit the coast. Power was lost.", "Team wins cup.")]
-    assert aggregate(score_pairs(references, references)) == {"rouge1": 1.0, "rouge2": 1.0, "rougeL": 1.0,
-                                                              "rougeLsum": 1.0}
+    assert aggregate(score_pairs(references, references)) == {
+        "rouge1": 1.0,
+        "rouge2": 1.0,
+        "rougeL": 1.0,
+        "rougeLsum": 1.0,
+    }
 
 
 def test_stemming_matches_inflected_forms():
@@ -85,15 +100,21 @@ def test_rouge_lsum_needs_sentences_on_separate_lines():
 
 def test_sentence_splitter_handles_abbreviations_offline():
     assert split_sentences("Dr. Smith arrived at 5 p.m. on Tuesday. He left. The U.S. team won.") == [
-        "Dr. Smith arrived at 5 p.m. on Tuesday.", "He left.", "The U.S. team won."]
+        "Dr. Smith arrived at 5 p.m. on Tuesday.",
+        "He left.",
+        "The U.S. team won.",
+    ]
 
 
-@pytest.mark.parametrize("predictions, references, message", [
-    (["a", None], ["a", "b"], "Row 1: the prediction is NoneType"),
-    (["a", "b"], ["a", 3], "Row 1: the reference is int"),
-    (["a"], ["a", "b"], "1 predictions but 2 references"),
-    ("a string", ["a"], "lists of strings"),
-])
+@pytest.mark.parametrize(
+    "predictions, references, message",
+    [
+        (["a", None], ["a", "b"], "Row 1: the prediction is NoneType"),
+        (["a", "b"], ["a", 3], "Row 1: the reference is int"),
+        (["a"], ["a", "b"], "1 predictions but 2 references"),
+        ("a string", ["a"], "lists of strings"),
+    ],
+)
 def test_bad_input_is_named(predictions, references, message):
     with pytest.raises((TypeError, ValueError), match=message):
         score_pairs(predictions, references)

@@ -17,8 +17,12 @@ FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 def failing_run(tmp_path_factory):
     """`course run` over three fixture notebooks, the middle one failing on purpose."""
     out = tmp_path_factory.mktemp("run")
-    proc = subprocess.run([sys.executable, "-m", "course_utils.cli", "run", "--notebooks-dir", str(FIXTURES), "--output-dir", str(out)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "course_utils.cli", "run", "--notebooks-dir", str(FIXTURES), "--output-dir", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return proc, out
 
 
@@ -84,8 +88,23 @@ def test_only_selects_by_number_or_name_and_rejects_unknown():
 
 @pytest.mark.slow
 def test_unknown_only_exits_2_with_a_message(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "course_utils.cli", "run", "--notebooks-dir", str(FIXTURES), "--only", "9",
-                           "--output-dir", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "course_utils.cli",
+            "run",
+            "--notebooks-dir",
+            str(FIXTURES),
+            "--only",
+            "9",
+            "--output-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "--only names no notebook: 9" in proc.stderr
 
 
@@ -102,8 +121,8 @@ def test_labs_come_after_the_lessons_and_only_takes_their_numbers():
 
     lessons = [p.stem for p in find_notebooks(notebooks_dir())]
     everything = [p.stem for p in find_notebooks(notebooks_dir(), labs=True)]
-    assert everything[:len(lessons)] == lessons and all(s[2:4] == "L_" for s in everything[len(lessons):])
-    assert [s[:3] for s in everything[len(lessons):]] == ["00L", "01L", "02L", "03L", "04L"]
+    assert everything[: len(lessons)] == lessons and all(s[2:4] == "L_" for s in everything[len(lessons) :])
+    assert [s[:3] for s in everything[len(lessons) :]] == ["00L", "01L", "02L", "03L", "04L"]
     chosen = find_notebooks(notebooks_dir(), ["01", "01L"], labs=True)
     assert [p.stem[:3] for p in chosen] == ["01_", "01L"] and chosen[1].parent.name == "solutions"
 

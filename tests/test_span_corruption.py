@@ -4,8 +4,13 @@ import numpy as np
 import pytest
 
 from course_utils.models import load_tokenizer
-from course_utils.span_corruption import (compute_input_and_target_lengths, corrupt, noise_mask,
-                                          random_segment_lengths, span_corruption_collator)
+from course_utils.span_corruption import (
+    compute_input_and_target_lengths,
+    corrupt,
+    noise_mask,
+    random_segment_lengths,
+    span_corruption_collator,
+)
 
 FIRST_SENTINEL, EOS = 10_000, 1
 
@@ -20,8 +25,9 @@ def test_lengths_are_exact_over_a_grid(input_length, noise_density, mean_span):
     raw_length, target_length = compute_input_and_target_lengths(input_length, noise_density, mean_span)
     rng = np.random.default_rng(input_length)
     for _ in range(20):
-        inputs, targets = corrupt(np.arange(raw_length) + 2, noise_mask(raw_length, noise_density, mean_span, rng),
-                                  FIRST_SENTINEL, EOS)
+        inputs, targets = corrupt(
+            np.arange(raw_length) + 2, noise_mask(raw_length, noise_density, mean_span, rng), FIRST_SENTINEL, EOS
+        )
         assert (len(inputs), len(targets)) == (input_length, target_length)
 
 
@@ -57,9 +63,9 @@ def test_noise_fraction_and_mean_span_length_match_the_settings():
     masks = [noise_mask(568, 0.15, 3.0, rng) for _ in range(2000)]
     fraction = np.mean([m.mean() for m in masks])
     spans = [np.sum(m & ~np.concatenate([[False], m[:-1]])) for m in masks]
-    assert fraction == pytest.approx(85 / 568)         # round(568 * 0.15) = 85 noise tokens per row
+    assert fraction == pytest.approx(85 / 568)  # round(568 * 0.15) = 85 noise tokens per row
     assert np.sum([m.sum() for m in masks]) / np.sum(spans) == pytest.approx(85 / 28)  # 28 spans: mean 3.04
-    assert all(not m[0] for m in masks)                  # every row starts with a clean span, as in T5
+    assert all(not m[0] for m in masks)  # every row starts with a clean span, as in T5
 
 
 def test_segments_are_positive_and_each_split_is_reachable():
@@ -88,8 +94,10 @@ def test_collator_uses_the_tokenizer_sentinels_and_checks_row_lengths():
 
 # Every setting T5's reference handles (issue 14, section 3) -------------------------------------
 
+
 def t5_random_spans_helper(input_length, noise_density, mean_noise_span_length):
     """T5's preprocessors.random_spans_helper, transcribed (one extra token per span in inputs and targets)."""
+
     def to_lengths(tokens_length):
         num_noise_tokens = int(round(tokens_length * noise_density))
         num_noise_spans = int(round(num_noise_tokens / mean_noise_span_length))
@@ -115,8 +123,12 @@ def simulated_lengths(raw_length, noise_density, mean_span, seed=0):
     return len(inputs), len(targets)
 
 
-GRID = [(n, d, s) for n in (8, 16, 31, 64, 100, 128, 257, 512) for d in (0.05, 0.1, 0.15, 0.3, 0.5)
-        for s in (1.0, 2.0, 3.0, 8.0)]
+GRID = [
+    (n, d, s)
+    for n in (8, 16, 31, 64, 100, 128, 257, 512)
+    for d in (0.05, 0.1, 0.15, 0.3, 0.5)
+    for s in (1.0, 2.0, 3.0, 8.0)
+]
 
 
 @pytest.mark.parametrize("input_length, noise_density, mean_span", GRID)
@@ -125,16 +137,24 @@ def test_lengths_follow_t5_where_consistent_else_the_longest_that_fits(input_len
     try:
         raw, target = compute_input_and_target_lengths(input_length, noise_density, mean_span)
     except ValueError:
-        fits = [n for n in range(2, 2 * input_length + 20)
-                if (simulated_lengths(n, noise_density, mean_span) or (0,))[0] == input_length]
+        fits = [
+            n
+            for n in range(2, 2 * input_length + 20)
+            if (simulated_lengths(n, noise_density, mean_span) or (0,))[0] == input_length
+        ]
         assert fits == [], f"{fits} fit, but an error was raised"
         return
     assert simulated_lengths(raw, noise_density, mean_span) == (input_length, target)
-    if reference[0] >= 2 and simulated_lengths(*reference[:1], noise_density, mean_span) == (input_length, reference[1]):
+    if reference[0] >= 2 and simulated_lengths(*reference[:1], noise_density, mean_span) == (
+        input_length,
+        reference[1],
+    ):
         assert (raw, target) == reference  # the reference is consistent: its lengths are the answer
     else:  # the longest that fits: no longer row corrupts to exactly input_length
-        assert all((simulated_lengths(n, noise_density, mean_span) or (0,))[0] != input_length
-                   for n in range(raw + 1, 2 * input_length + 20))
+        assert all(
+            (simulated_lengths(n, noise_density, mean_span) or (0,))[0] != input_length
+            for n in range(raw + 1, 2 * input_length + 20)
+        )
 
 
 def test_the_two_settings_the_old_search_got_wrong():
@@ -152,8 +172,10 @@ def test_no_raw_length_that_fits_is_said_truthfully():
         compute_input_and_target_lengths(64, 1.0, 3.0)
 
 
-@pytest.mark.parametrize("input_length, noise_density, mean_span",
-                         [(64, 0.1, 1.0), (512, 0.5, 3.0), (128, 0.15, 3.0), (100, 0.3, 8.0), (31, 0.05, 2.0)])
+@pytest.mark.parametrize(
+    "input_length, noise_density, mean_span",
+    [(64, 0.1, 1.0), (512, 0.5, 3.0), (128, 0.15, 3.0), (100, 0.3, 8.0), (31, 0.05, 2.0)],
+)
 def test_the_collator_builds_batches_of_exactly_those_shapes(input_length, noise_density, mean_span):
     tokenizer = load_tokenizer("standin:t5-v1_1-base")
     collator, raw_length = span_corruption_collator(tokenizer, input_length, noise_density, mean_span)

@@ -4,8 +4,13 @@ import json
 
 import pytest
 import torch
-from transformers import (AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer, GPT2LMHeadModel,
-                          T5ForConditionalGeneration)
+from transformers import (
+    AutoModelForCausalLM,
+    AutoModelForSeq2SeqLM,
+    AutoTokenizer,
+    GPT2LMHeadModel,
+    T5ForConditionalGeneration,
+)
 
 from course_utils.models import load_model, load_tokenizer, resolve_model
 from course_utils.standins import STANDINS, ensure_standin
@@ -36,7 +41,7 @@ def test_t5_standins_load_through_from_pretrained(paths):
 def test_t5_tokenizer_keeps_t5_conventions(paths):
     tok = AutoTokenizer.from_pretrained(paths["t5-small"])
     assert (tok.pad_token_id, tok.eos_token_id, tok.unk_token_id) == (0, 1, 2)
-    assert tok.convert_tokens_to_ids("<extra_id_0>") == len(tok) - 1      # sentinels count down
+    assert tok.convert_tokens_to_ids("<extra_id_0>") == len(tok) - 1  # sentinels count down
     assert tok.convert_tokens_to_ids("<extra_id_99>") == len(tok) - 100
     ids = tok("The acting is not dull. <extra_id_0> ending").input_ids
     assert ids[-1] == tok.eos_token_id and tok.convert_tokens_to_ids("<extra_id_0>") in ids

@@ -8,8 +8,14 @@ import pytest
 from course_utils.generation import length_sorted_batches
 from course_utils.models import load_model, load_tokenizer
 from course_utils.rouge import newline_sentences
-from course_utils.summarize import (PreparedSummarizer, WarmUp, language_model_blocks, prepare_summarizer, warmup_key,
-                                    warmup_trainer)
+from course_utils.summary_setup import (
+    PreparedSummarizer,
+    WarmUp,
+    language_model_blocks,
+    prepare_summarizer,
+    warmup_key,
+    warmup_trainer,
+)
 from course_utils.summarizers import TLDR, gpt2_prompt, repeated_ngram_share, summarize_gpt2
 
 
@@ -21,7 +27,7 @@ def test_lead_three_takes_the_first_three_sentences_one_per_line():
 def test_gpt2_prompt_fits_the_context_and_ends_with_tldr():
     tok = load_tokenizer("standin:gpt2")
     ids = gpt2_prompt(tok, "word " * 2000, max_new_tokens=64, context=1024)
-    assert len(ids) + 64 == 1024 and ids[-len(tok(TLDR).input_ids):] == tok(TLDR).input_ids
+    assert len(ids) + 64 == 1024 and ids[-len(tok(TLDR).input_ids) :] == tok(TLDR).input_ids
     with pytest.raises(ValueError, match="no room for the article"):
         gpt2_prompt(tok, "short", max_new_tokens=1024, context=1024)
 
@@ -49,20 +55,26 @@ def test_repeated_ngram_share_flags_loops():
 def small_split(rows=8, text="The council met on Monday. It approved the budget."):
     from datasets import Dataset
 
-    return Dataset.from_dict({"article": [f"{text} Row {i}." for i in range(rows)],
-                              "highlights": [f"Budget approved {i}." for i in range(rows)]})
+    return Dataset.from_dict(
+        {
+            "article": [f"{text} Row {i}." for i in range(rows)],
+            "highlights": [f"Budget approved {i}." for i in range(rows)],
+        }
+    )
 
 
 def test_warmup_key_changes_with_every_setting_and_with_the_training_text():
     base = warmup_key("standin:t5-small", WarmUp(1.0, 1e-3), small_split(), 64, 42)
     assert base == warmup_key("standin:t5-small", WarmUp(1.0, 1e-3), small_split(), 64, 42)
-    others = [warmup_key("standin:t5-base", WarmUp(1.0, 1e-3), small_split(), 64, 42),
-              warmup_key("standin:t5-small", WarmUp(2.0, 1e-3), small_split(), 64, 42),
-              warmup_key("standin:t5-small", WarmUp(1.0, 2e-3), small_split(), 64, 42),
-              warmup_key("standin:t5-small", WarmUp(1.0, 1e-3, per_device_batch_size=8), small_split(), 64, 42),
-              warmup_key("standin:t5-small", WarmUp(1.0, 1e-3), small_split(text="Other text."), 64, 42),
-              warmup_key("standin:t5-small", WarmUp(1.0, 1e-3), small_split(), 32, 42),
-              warmup_key("standin:t5-small", WarmUp(1.0, 1e-3), small_split(), 64, 7)]
+    others = [
+        warmup_key("standin:t5-base", WarmUp(1.0, 1e-3), small_split(), 64, 42),
+        warmup_key("standin:t5-small", WarmUp(2.0, 1e-3), small_split(), 64, 42),
+        warmup_key("standin:t5-small", WarmUp(1.0, 2e-3), small_split(), 64, 42),
+        warmup_key("standin:t5-small", WarmUp(1.0, 1e-3, per_device_batch_size=8), small_split(), 64, 42),
+        warmup_key("standin:t5-small", WarmUp(1.0, 1e-3), small_split(text="Other text."), 64, 42),
+        warmup_key("standin:t5-small", WarmUp(1.0, 1e-3), small_split(), 32, 42),
+        warmup_key("standin:t5-small", WarmUp(1.0, 1e-3), small_split(), 64, 7),
+    ]
     assert len({base, *others}) == 1 + len(others)
 
 
@@ -88,7 +100,7 @@ def test_language_model_blocks_cut_the_joined_stream_into_full_blocks():
     texts = ["one two three", "four five", "six seven eight nine"]
     stream = [t for text in texts for t in tok(text).input_ids + [tok.eos_token_id]]
     blocks = language_model_blocks(texts, tok, block_size=4)
-    assert blocks["input_ids"] == [stream[i:i + 4] for i in range(0, len(stream) - 3, 4)]
+    assert blocks["input_ids"] == [stream[i : i + 4] for i in range(0, len(stream) - 3, 4)]
     assert list(blocks) == ["input_ids"] and len(stream) - 4 * len(blocks["input_ids"]) < 4
 
 
@@ -136,9 +148,9 @@ def test_the_cache_key_follows_the_resolved_model_so_a_rebuilt_standin_trains_ag
         seen.append(folder.name)
         raise RuntimeError("stop here")
 
-    monkeypatch.setattr("course_utils.summarize._warm_up", fake_train)
+    monkeypatch.setattr("course_utils.summary_setup._warm_up", fake_train)
     for resolved in (real, real + "-rebuilt"):
-        monkeypatch.setattr("course_utils.summarize.resolve_model", lambda name, cache=None, r=resolved: r)
+        monkeypatch.setattr("course_utils.summary_setup.resolve_model", lambda name, cache=None, r=resolved: r)
         with pytest.raises(RuntimeError, match="stop here"):
             prepare_summarizer("standin:t5-small", warmup, small_split(), tmp_path)
     assert len(set(seen)) == 2 and all(name.startswith("standin_t5-small-") for name in seen)

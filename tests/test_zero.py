@@ -5,12 +5,28 @@ import os
 
 import pytest
 
-from course_utils.zero import (CONFIG_NAMES, LAUNCHER_VARIABLES, SETUPS, DeepSpeedConfigError,
-                               check_deepspeed_config, deepspeed_bytes, deepspeed_config_path, launcher_environment,
-                               load_deepspeed_config, model_state_table, paper_bytes, t5_sizes)
+from course_utils.zero import (
+    CONFIG_NAMES,
+    LAUNCHER_VARIABLES,
+    SETUPS,
+    DeepSpeedConfigError,
+    check_deepspeed_config,
+    deepspeed_bytes,
+    deepspeed_config_path,
+    launcher_environment,
+    load_deepspeed_config,
+    model_state_table,
+    paper_bytes,
+    t5_sizes,
+)
 
-EXPECTED = {"zero1": (1, None, None), "zero2": (2, None, None), "zero3": (3, None, None),
-            "zero2_offload": (2, "cpu", None), "zero3_offload": (3, "cpu", "cpu")}
+EXPECTED = {
+    "zero1": (1, None, None),
+    "zero2": (2, None, None),
+    "zero3": (3, None, None),
+    "zero2_offload": (2, "cpu", None),
+    "zero3_offload": (3, "cpu", "cpu"),
+}
 
 
 @pytest.mark.parametrize("name", CONFIG_NAMES)
@@ -37,20 +53,32 @@ def zero2(**changes):
     return config
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda c: c["zero_optimization"].update(stage=4), r"stage is 4; use 0, 1, 2 or 3"),
-    (lambda c: c.update(train_batch_size=64), r"train_batch_size is 64, but 16 per device x 1 accumulation "
-                                              r"x 2 processes = 32; set it to 32"),
-    (lambda c: c.update(train_micro_batch_size_per_gpu=8), r"train_micro_batch_size_per_gpu is 8 but the run "
-                                                           r"uses per_device_batch_size=16"),
-    (lambda c: c.update(gradient_accumulation_steps=4), r"gradient_accumulation_steps is 4 .* set it to \"auto\""),
-    (lambda c: c["zero_optimization"].update(offload_param={"device": "cpu"}), r"offload_param needs stage 3"),
-    (lambda c: c["zero_optimization"].update(offload_optimizer={"device": "gpu"}), r"offload_optimizer.device is 'gpu'"),
-    (lambda c: c["zero_optimization"].update(offload_optimizer={"device": "nvme"}), r"no nvme_path"),
-    (lambda c: c.update(fp16={"enabled": True}), r"fp16 is enabled; T5's activations overflow fp16"),
-    (lambda c: c.update(bf16={"enabled": True}), r"bf16.enabled is true but this device has no bf16"),
-    (lambda c: c.pop("zero_optimization"), r"no zero_optimization section"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda c: c["zero_optimization"].update(stage=4), r"stage is 4; use 0, 1, 2 or 3"),
+        (
+            lambda c: c.update(train_batch_size=64),
+            r"train_batch_size is 64, but 16 per device x 1 accumulation "
+            r"x 2 processes = 32; set it to 32",
+        ),
+        (
+            lambda c: c.update(train_micro_batch_size_per_gpu=8),
+            r"train_micro_batch_size_per_gpu is 8 but the run "
+            r"uses per_device_batch_size=16",
+        ),
+        (lambda c: c.update(gradient_accumulation_steps=4), r"gradient_accumulation_steps is 4 .* set it to \"auto\""),
+        (lambda c: c["zero_optimization"].update(offload_param={"device": "cpu"}), r"offload_param needs stage 3"),
+        (
+            lambda c: c["zero_optimization"].update(offload_optimizer={"device": "gpu"}),
+            r"offload_optimizer.device is 'gpu'",
+        ),
+        (lambda c: c["zero_optimization"].update(offload_optimizer={"device": "nvme"}), r"no nvme_path"),
+        (lambda c: c.update(fp16={"enabled": True}), r"fp16 is enabled; T5's activations overflow fp16"),
+        (lambda c: c.update(bf16={"enabled": True}), r"bf16.enabled is true but this device has no bf16"),
+        (lambda c: c.pop("zero_optimization"), r"no zero_optimization section"),
+    ],
+)
 def test_each_mistake_is_named_with_its_fix(change, message):
     config = zero2()
     change(config)
@@ -59,8 +87,11 @@ def test_each_mistake_is_named_with_its_fix(change, message):
 
 
 def test_a_matching_fixed_batch_passes_and_bf16_false_is_refused_on_a_bf16_run():
-    check(zero2(train_batch_size=64, train_micro_batch_size_per_gpu=16, gradient_accumulation_steps=2),
-          world_size=2, accumulation=2)
+    check(
+        zero2(train_batch_size=64, train_micro_batch_size_per_gpu=16, gradient_accumulation_steps=2),
+        world_size=2,
+        accumulation=2,
+    )
     with pytest.raises(DeepSpeedConfigError, match="bf16.enabled is false"):
         check(zero2(bf16={"enabled": False}), precision="bf16")
 
@@ -92,8 +123,11 @@ def no_launcher(monkeypatch):
 def test_launcher_environment_sets_rank_0_of_1_once_and_reports_it(no_launcher):
     chosen = launcher_environment()
     assert set(chosen) == set(LAUNCHER_VARIABLES)
-    assert {k: chosen[k] for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE")} == {"RANK": "0", "LOCAL_RANK": "0",
-                                                                          "WORLD_SIZE": "1"}
+    assert {k: chosen[k] for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE")} == {
+        "RANK": "0",
+        "LOCAL_RANK": "0",
+        "WORLD_SIZE": "1",
+    }
     assert all(os.environ[k] == v for k, v in chosen.items()) and 0 < int(chosen["MASTER_PORT"]) < 65536
     assert launcher_environment() == {}  # safe to call twice
 
@@ -115,9 +149,9 @@ def test_half_set_launcher_variables_are_an_error(no_launcher, monkeypatch):
 def test_paper_formulas_by_hand():
     psi, n = 1_000_000_000, 8
     assert paper_bytes(psi, "stage 0", n) == 16e9
-    assert paper_bytes(psi, "stage 1", n) == 4e9 + 12e9 / 8      # 5.5 GB
-    assert paper_bytes(psi, "stage 2", n) == 2e9 + 14e9 / 8      # 3.75 GB
-    assert paper_bytes(psi, "stage 3", n) == 16e9 / 8            # 2 GB
+    assert paper_bytes(psi, "stage 1", n) == 4e9 + 12e9 / 8  # 5.5 GB
+    assert paper_bytes(psi, "stage 2", n) == 2e9 + 14e9 / 8  # 3.75 GB
+    assert paper_bytes(psi, "stage 3", n) == 16e9 / 8  # 2 GB
     assert paper_bytes(psi, "stage 2 + offload", n) == 2e9
     assert paper_bytes(psi, "stage 3 + offload", n) == 0
 
@@ -144,4 +178,3 @@ def test_model_state_table_covers_every_setup_and_gpu_count():
     assert stage2.paper_gib == pytest.approx((2e6 + 14e6 / 8) / 2**30)
     assert table[table.setup.isin(["stage 0", "stage 1"])].deepspeed_gib.isna().all()
     assert table[~table.setup.isin(["stage 0", "stage 1"])].deepspeed_gib.notna().all()
-

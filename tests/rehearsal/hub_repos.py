@@ -46,49 +46,129 @@ from course_utils.standins import corpus_files, iter_corpus  # noqa: E402
 T5_PIECES, T5_EXTRA_IDS, T5_MODEL_VOCAB = 32_000, 100, 32_128
 GPT2_VOCAB = 50_257
 PYTHIA_TOKENS, PYTHIA_MODEL_VOCAB = 50_277, 50_304
-_T5_COMMON = dict(architectures=["T5ForConditionalGeneration"], d_kv=64, decoder_start_token_id=0, dropout_rate=0.1,
-                  eos_token_id=1, initializer_factor=1.0, is_encoder_decoder=True, layer_norm_epsilon=1e-06,
-                  model_type="t5", n_positions=512, output_past=True, pad_token_id=0,
-                  relative_attention_num_buckets=32, vocab_size=T5_MODEL_VOCAB)
-_T5_SUMMARIZE = {"summarization": {"early_stopping": True, "length_penalty": 2.0, "max_length": 200, "min_length": 30,
-                                   "no_repeat_ngram_size": 3, "num_beams": 4, "prefix": "summarize: "}}
+_T5_COMMON = dict(
+    architectures=["T5ForConditionalGeneration"],
+    d_kv=64,
+    decoder_start_token_id=0,
+    dropout_rate=0.1,
+    eos_token_id=1,
+    initializer_factor=1.0,
+    is_encoder_decoder=True,
+    layer_norm_epsilon=1e-06,
+    model_type="t5",
+    n_positions=512,
+    output_past=True,
+    pad_token_id=0,
+    relative_attention_num_buckets=32,
+    vocab_size=T5_MODEL_VOCAB,
+)
+_T5_SUMMARIZE = {
+    "summarization": {
+        "early_stopping": True,
+        "length_penalty": 2.0,
+        "max_length": 200,
+        "min_length": 30,
+        "no_repeat_ngram_size": 3,
+        "num_beams": 4,
+        "prefix": "summarize: ",
+    }
+}
 # The published config.json of each model (the Hub's, as of 2024).
 PUBLISHED_CONFIGS = {
-    "t5-small": {**_T5_COMMON, "d_ff": 2048, "d_model": 512, "num_heads": 8, "num_layers": 6,
-                 "task_specific_params": _T5_SUMMARIZE},
-    "t5-base": {**_T5_COMMON, "d_ff": 3072, "d_model": 768, "num_heads": 12, "num_layers": 12,
-                "task_specific_params": _T5_SUMMARIZE},
-    "google/t5-v1_1-base": {**{k: v for k, v in _T5_COMMON.items() if k != "n_positions"}, "d_ff": 2048,
-                            "d_model": 768, "feed_forward_proj": "gated-gelu", "num_decoder_layers": 12,
-                            "num_heads": 12, "num_layers": 12, "tie_word_embeddings": False},
-    "gpt2": {"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "attn_pdrop": 0.1,
-             "bos_token_id": 50256, "embd_pdrop": 0.1, "eos_token_id": 50256, "initializer_range": 0.02,
-             "layer_norm_epsilon": 1e-05, "model_type": "gpt2", "n_ctx": 1024, "n_embd": 768, "n_head": 12,
-             "n_layer": 12, "n_positions": 1024, "resid_pdrop": 0.1, "summary_activation": None,
-             "summary_first_dropout": 0.1, "summary_proj_to_labels": True, "summary_type": "cls_index",
-             "summary_use_proj": True, "task_specific_params": {"text-generation": {"do_sample": True, "max_length": 50}},
-             "vocab_size": GPT2_VOCAB},
+    "t5-small": {
+        **_T5_COMMON,
+        "d_ff": 2048,
+        "d_model": 512,
+        "num_heads": 8,
+        "num_layers": 6,
+        "task_specific_params": _T5_SUMMARIZE,
+    },
+    "t5-base": {
+        **_T5_COMMON,
+        "d_ff": 3072,
+        "d_model": 768,
+        "num_heads": 12,
+        "num_layers": 12,
+        "task_specific_params": _T5_SUMMARIZE,
+    },
+    "google/t5-v1_1-base": {
+        **{k: v for k, v in _T5_COMMON.items() if k != "n_positions"},
+        "d_ff": 2048,
+        "d_model": 768,
+        "feed_forward_proj": "gated-gelu",
+        "num_decoder_layers": 12,
+        "num_heads": 12,
+        "num_layers": 12,
+        "tie_word_embeddings": False,
+    },
+    "gpt2": {
+        "activation_function": "gelu_new",
+        "architectures": ["GPT2LMHeadModel"],
+        "attn_pdrop": 0.1,
+        "bos_token_id": 50256,
+        "embd_pdrop": 0.1,
+        "eos_token_id": 50256,
+        "initializer_range": 0.02,
+        "layer_norm_epsilon": 1e-05,
+        "model_type": "gpt2",
+        "n_ctx": 1024,
+        "n_embd": 768,
+        "n_head": 12,
+        "n_layer": 12,
+        "n_positions": 1024,
+        "resid_pdrop": 0.1,
+        "summary_activation": None,
+        "summary_first_dropout": 0.1,
+        "summary_proj_to_labels": True,
+        "summary_type": "cls_index",
+        "summary_use_proj": True,
+        "task_specific_params": {"text-generation": {"do_sample": True, "max_length": 50}},
+        "vocab_size": GPT2_VOCAB,
+    },
     "EleutherAI/pythia-70m-deduped": {
-        "architectures": ["GPTNeoXForCausalLM"], "bos_token_id": 0, "classifier_dropout": 0.1, "eos_token_id": 0,
-        "hidden_act": "gelu", "hidden_size": 512, "initializer_range": 0.02, "intermediate_size": 2048,
-        "layer_norm_eps": 1e-05, "max_position_embeddings": 2048, "model_type": "gpt_neox", "num_attention_heads": 8,
-        "num_hidden_layers": 6, "rotary_emb_base": 10000, "rotary_pct": 0.25, "tie_word_embeddings": False,
-        "torch_dtype": "float16", "transformers_version": "4.24.0", "use_cache": True, "use_parallel_residual": True,
-        "vocab_size": PYTHIA_MODEL_VOCAB},
+        "architectures": ["GPTNeoXForCausalLM"],
+        "bos_token_id": 0,
+        "classifier_dropout": 0.1,
+        "eos_token_id": 0,
+        "hidden_act": "gelu",
+        "hidden_size": 512,
+        "initializer_range": 0.02,
+        "intermediate_size": 2048,
+        "layer_norm_eps": 1e-05,
+        "max_position_embeddings": 2048,
+        "model_type": "gpt_neox",
+        "num_attention_heads": 8,
+        "num_hidden_layers": 6,
+        "rotary_emb_base": 10000,
+        "rotary_pct": 0.25,
+        "tie_word_embeddings": False,
+        "torch_dtype": "float16",
+        "transformers_version": "4.24.0",
+        "use_cache": True,
+        "use_parallel_residual": True,
+        "vocab_size": PYTHIA_MODEL_VOCAB,
+    },
 }
 # Parameters of the published models (model cards; T5 v1.1 with its own output layer).
-PUBLISHED_PARAMETERS = {"t5-small": 60_506_624, "t5-base": 222_903_552, "google/t5-v1_1-base": 247_577_856,
-                        "gpt2": 124_439_808, "EleutherAI/pythia-70m-deduped": 70_426_624}
-GENERATION_CONFIGS = {"t5": {"decoder_start_token_id": 0, "eos_token_id": 1, "pad_token_id": 0},
-                      "gpt2": {"bos_token_id": 50256, "eos_token_id": 50256},
-                      "gpt_neox": {"bos_token_id": 0, "eos_token_id": 0}}
+PUBLISHED_PARAMETERS = {
+    "t5-small": 60_506_624,
+    "t5-base": 222_903_552,
+    "google/t5-v1_1-base": 247_577_856,
+    "gpt2": 124_439_808,
+    "EleutherAI/pythia-70m-deduped": 70_426_624,
+}
+GENERATION_CONFIGS = {
+    "t5": {"decoder_start_token_id": 0, "eos_token_id": 1, "pad_token_id": 0},
+    "gpt2": {"bos_token_id": 50256, "eos_token_id": 50256},
+    "gpt_neox": {"bos_token_id": 0, "eos_token_id": 0},
+}
 # Published in float16: the weights are saved in it, as the Hub's files are.
 FLOAT16_WEIGHTS = ("EleutherAI/pythia-70m-deduped",)
 # Repos given only PyTorch's pickled pytorch_model.bin, as older Hub repos may hold, so that the
 # prefetch's fallback for repos without safetensors runs (lesson 04 loads these weights).
 PYTORCH_WEIGHTS_ONLY = ("google/t5-v1_1-base",)
 C4_TRAIN_SHARDS = 8  # of the Hub's 1,024: as many as `course prefetch --profile full` takes
-RECIPE = 3           # bump when the build changes in a way the fingerprint does not see
+RECIPE = 3  # bump when the build changes in a way the fingerprint does not see
 
 
 def t5_tokenizer(texts):
@@ -117,8 +197,14 @@ def gpt2_tokenizer(texts):
     vocab.update({f"<unused_{i}>": i for i in range(len(vocab), GPT2_VOCAB - 1)})
     vocab["<|endoftext|>"] = GPT2_VOCAB - 1  # id 50256, as in GPT-2
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
-    return GPT2Tokenizer(vocab=vocab, merges=merges, model_max_length=1024, unk_token="<|endoftext|>",
-                         bos_token="<|endoftext|>", eos_token="<|endoftext|>")
+    return GPT2Tokenizer(
+        vocab=vocab,
+        merges=merges,
+        model_max_length=1024,
+        unk_token="<|endoftext|>",
+        bos_token="<|endoftext|>",
+        eos_token="<|endoftext|>",
+    )
 
 
 def gpt_neox_tokenizer(texts):
@@ -131,8 +217,11 @@ def gpt_neox_tokenizer(texts):
     vocab.update({f"<unused_{i}>": i for i in range(len(vocab), PYTHIA_TOKENS)})
     from transformers import GPTNeoXTokenizer
 
-    tokenizer = GPTNeoXTokenizer(vocab=vocab, merges=[tuple(m) if not isinstance(m, str) else tuple(m.split(" "))
-                                                      for m in merges], model_max_length=2048)
+    tokenizer = GPTNeoXTokenizer(
+        vocab=vocab,
+        merges=[tuple(m) if not isinstance(m, str) else tuple(m.split(" ")) for m in merges],
+        model_max_length=2048,
+    )
     tokenizer.pad_token = None
     return tokenizer
 
@@ -159,7 +248,9 @@ def write_model_repo(name: str, folder: Path, texts: list[str]) -> None:
         model = model.half()
     count = sum(p.numel() for p in model.parameters())
     if count != PUBLISHED_PARAMETERS[name]:
-        raise RuntimeError(f"{name}: built {count:,} parameters, the published model has {PUBLISHED_PARAMETERS[name]:,}.")
+        raise RuntimeError(
+            f"{name}: built {count:,} parameters, the published model has {PUBLISHED_PARAMETERS[name]:,}."
+        )
     if name in PYTORCH_WEIGHTS_ONLY:  # config.json and generation_config.json are written below
         torch.save(model.state_dict(), folder / "pytorch_model.bin")
     else:
@@ -205,9 +296,15 @@ def write_imdb(folder: Path) -> None:
     (folder / "plain_text").mkdir(parents=True)
     for split in ("train", "test", "unsupervised"):
         Dataset.from_list(_rows(ROOT / "data" / "imdb" / f"{split}.jsonl"), features=features).to_parquet(
-            str(folder / "plain_text" / f"{split}-00000-of-00001.parquet"))
-    configs = [{"config_name": "plain_text", "data_files": [{"split": s, "path": f"plain_text/{s}-*"}
-                                                            for s in ("train", "test", "unsupervised")], "default": True}]
+            str(folder / "plain_text" / f"{split}-00000-of-00001.parquet")
+        )
+    configs = [
+        {
+            "config_name": "plain_text",
+            "data_files": [{"split": s, "path": f"plain_text/{s}-*"} for s in ("train", "test", "unsupervised")],
+            "default": True,
+        }
+    ]
     (folder / "README.md").write_text(_card("IMDB", configs))
 
 
@@ -218,9 +315,14 @@ def write_cnn_dailymail(folder: Path) -> None:
     (folder / "3.0.0").mkdir(parents=True)
     for split in ("train", "validation", "test"):
         Dataset.from_list(_rows(ROOT / "data" / "cnn_dailymail" / f"{split}.jsonl")).to_parquet(
-            str(folder / "3.0.0" / f"{split}-00000-of-00001.parquet"))
-    configs = [{"config_name": "3.0.0", "data_files": [{"split": s, "path": f"3.0.0/{s}-*"}
-                                                       for s in ("train", "validation", "test")]}]
+            str(folder / "3.0.0" / f"{split}-00000-of-00001.parquet")
+        )
+    configs = [
+        {
+            "config_name": "3.0.0",
+            "data_files": [{"split": s, "path": f"3.0.0/{s}-*"} for s in ("train", "validation", "test")],
+        }
+    ]
     (folder / "README.md").write_text(_card("CNN/DailyMail", configs))
 
 
@@ -233,8 +335,15 @@ def write_c4(folder: Path) -> None:
     for name, rows in shards.items():
         with gzip.GzipFile(folder / "en" / name, "wb", mtime=0) as handle:  # mtime 0: the same bytes every build
             handle.write("".join(json.dumps(r) + "\n" for r in rows).encode())
-    configs = [{"config_name": "en", "data_files": [{"split": "train", "path": "en/c4-train.*-of-01024.json.gz"},
-                                                    {"split": "validation", "path": "en/c4-validation.*-of-00008.json.gz"}]}]
+    configs = [
+        {
+            "config_name": "en",
+            "data_files": [
+                {"split": "train", "path": "en/c4-train.*-of-01024.json.gz"},
+                {"split": "validation", "path": "en/c4-validation.*-of-00008.json.gz"},
+            ],
+        }
+    ]
     (folder / "README.md").write_text(_card("C4", configs))
 
 
@@ -245,20 +354,31 @@ def write_dolly(folder: Path) -> None:
     (folder / "README.md").write_text("---\nlicense: cc-by-sa-3.0\n---\n# databricks-dolly-15k\n\nRehearsal copy.\n")
 
 
-DATASETS = {"stanfordnlp/imdb": write_imdb, "abisee/cnn_dailymail": write_cnn_dailymail, "allenai/c4": write_c4,
-            "databricks/databricks-dolly-15k": write_dolly}
+DATASETS = {
+    "stanfordnlp/imdb": write_imdb,
+    "abisee/cnn_dailymail": write_cnn_dailymail,
+    "allenai/c4": write_c4,
+    "databricks/databricks-dolly-15k": write_dolly,
+}
 
 
 def git_commit(folder: Path) -> str:
     """Commit ``folder`` as a fresh repo on ``main`` with a fixed date; return the commit."""
     when = "2024-01-01T00:00:00+00:00"
-    env = dict(os.environ, GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when, GIT_AUTHOR_NAME="rehearsal",
-               GIT_AUTHOR_EMAIL="rehearsal@localhost", GIT_COMMITTER_NAME="rehearsal",
-               GIT_COMMITTER_EMAIL="rehearsal@localhost")
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_DATE=when,
+        GIT_COMMITTER_DATE=when,
+        GIT_AUTHOR_NAME="rehearsal",
+        GIT_AUTHOR_EMAIL="rehearsal@localhost",
+        GIT_COMMITTER_NAME="rehearsal",
+        GIT_COMMITTER_EMAIL="rehearsal@localhost",
+    )
 
     def git(*args):
-        return subprocess.run(["git", "-C", str(folder), *args], check=True, env=env, capture_output=True,
-                              text=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(folder), *args], check=True, env=env, capture_output=True, text=True
+        ).stdout.strip()
 
     git("init", "-q", "-b", "main")
     git("config", "core.compression", "0")  # random weights do not compress; storing them plainly is fast
@@ -287,8 +407,9 @@ def build(root: Path, echo=print) -> Path:
         folder.mkdir(parents=True)
         echo(f"building model repo {name} ...", flush=True)
         standin = name.split("/")[-1]  # Pythia's tokenizer also learns from the shipped instructions
-        write_model_repo(name, folder, list(iter_corpus(corpus_files(name=standin))) if standin == "pythia-70m-deduped"
-                         else texts)
+        write_model_repo(
+            name, folder, list(iter_corpus(corpus_files(name=standin))) if standin == "pythia-70m-deduped" else texts
+        )
         commits[f"models/{name}"] = git_commit(folder)
     for name, writer in DATASETS.items():
         folder = mirrors / "datasets" / name

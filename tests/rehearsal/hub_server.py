@@ -75,8 +75,11 @@ def seed_revision_cache(mirrors: Path, repos: Path) -> int:
             # meta_head.json: a plain {"sha", "lastModified"} document (the latest commit, offline).
             (revision / "meta_head.json").write_text(json.dumps({"sha": sha, "lastModified": when}))
             # meta_get.json: a cached response envelope, its body beside it (branch -> commit, offline).
-            (revision / "meta_get.json").write_text(json.dumps(
-                {"status_code": 200, "headers": {"content-type": "application/json"}, "cached_at": time.time()}))
+            (revision / "meta_get.json").write_text(
+                json.dumps(
+                    {"status_code": 200, "headers": {"content-type": "application/json"}, "cached_at": time.time()}
+                )
+            )
             (revision / "meta_get.json.body").write_text(json.dumps({"id": repo_id, "sha": sha, "lastModified": when}))
             count += 1
     return count
@@ -102,8 +105,13 @@ class HubServer:
         config.write_text(CONFIG.format(port=self.port, repos=repos, mirrors=self.mirrors))
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HF_ENDPOINT")}
         self._log = open(self.log_path, "w")
-        self._process = subprocess.Popen([str(OLAH_PYTHON), str(SERVER), "-c", str(config)], stdout=self._log,
-                                         stderr=subprocess.STDOUT, env=env, cwd=self.work_dir)
+        self._process = subprocess.Popen(
+            [str(OLAH_PYTHON), str(SERVER), "-c", str(config)],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=self.work_dir,
+        )
         try:
             self._wait_until_ready()
         except BaseException:  # a `with` whose __enter__ fails never calls __exit__: stop the server here

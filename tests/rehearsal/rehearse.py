@@ -44,8 +44,14 @@ HUB_SWITCHES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE",
 def course(args: list[str], env: dict, log: Path, timeout: float | None = None) -> int:
     """``course ARGS`` in this interpreter, output to ``log`` (and a tail on failure); its exit status."""
     with open(log, "w") as handle:
-        done = subprocess.run([sys.executable, "-m", "course_utils.cli", *args], env=env, stdout=handle,
-                              stderr=subprocess.STDOUT, cwd=ROOT, timeout=timeout)
+        done = subprocess.run(
+            [sys.executable, "-m", "course_utils.cli", *args],
+            env=env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            timeout=timeout,
+        )
     if done.returncode:
         print("".join(log.read_text().splitlines(keepends=True)[-25:]), file=sys.stderr)
     return done.returncode
@@ -82,7 +88,9 @@ def rehearse(work: Path, only: str = "", echo=print) -> int:
     offline = {**env, "HF_HUB_OFFLINE": "1"}  # the one switch the README tells a cluster user to set
     run_args = ["run", "--profile", "full", "--quick", "--labs", "--output-dir", str(work / "outputs")]
     status = course(run_args + ["--only", only or FULL_SIZE_RUN], offline, work / "run.log")
-    echo(f"offline quick run: exit {status} in {time.perf_counter() - start:.0f} s (log: {work / 'run.log'})", flush=True)
+    echo(
+        f"offline quick run: exit {status} in {time.perf_counter() - start:.0f} s (log: {work / 'run.log'})", flush=True
+    )
     echo_figures(work / "outputs", echo)
     if status:
         return status
@@ -96,8 +104,14 @@ def gpu_check(env: dict, work: Path, echo=print) -> int:
     if not torch.cuda.is_available():
         echo("GPU check skipped: no CUDA GPU here (on a GPU node: make gpu-check; its --tiny form runs in the tests).")
         return 0
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--out", str(work / "gpu_check")],
-                          env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--out", str(work / "gpu_check")],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     echo(done.stdout.rstrip())
     return done.returncode
 
@@ -107,32 +121,44 @@ def echo_figures(outputs: Path, echo=print) -> None:
     metrics_file = outputs / "metrics.json"
     if not metrics_file.exists():
         return
-    figures = {name: {k: v["value"] for k, v in entry["figures"].items()}
-               for name, entry in json.loads(metrics_file.read_text()).items()}
+    figures = {
+        name: {k: v["value"] for k, v in entry["figures"].items()}
+        for name, entry in json.loads(metrics_file.read_text()).items()
+    }
     device = figures.get("00_gpu_check", {}).get("device", "?")
     finetune = figures.get("01_t5_small_imdb_finetune", {})
     if finetune:
-        echo(f"  lesson 01 on {device}: {finetune['model_parameters']:,} parameters, {finetune['train_steps']} steps "
-             f"in {finetune['train_time']} s ({finetune['train_time'] / finetune['train_steps']:.1f} s per step), "
-             f"{finetune['rows_train']} reviews")
+        echo(
+            f"  lesson 01 on {device}: {finetune['model_parameters']:,} parameters, {finetune['train_steps']} steps "
+            f"in {finetune['train_time']} s ({finetune['train_time'] / finetune['train_steps']:.1f} s per step), "
+            f"{finetune['rows_train']} reviews"
+        )
     pretraining = figures.get("04_nanot5_pretraining", {})
     if pretraining:
-        echo(f"  lesson 04 on {device}: {pretraining['model_parameters']:,} parameters, rows of "
-             f"{pretraining['raw_row_length']} tokens, {pretraining['pretrain_steps']} steps at "
-             f"{pretraining['pretrain_seconds_per_step']:.1f} s each, accumulating "
-             f"{pretraining['gradient_accumulation_steps']} micro-batches")
+        echo(
+            f"  lesson 04 on {device}: {pretraining['model_parameters']:,} parameters, rows of "
+            f"{pretraining['raw_row_length']} tokens, {pretraining['pretrain_steps']} steps at "
+            f"{pretraining['pretrain_seconds_per_step']:.1f} s each, accumulating "
+            f"{pretraining['gradient_accumulation_steps']} micro-batches"
+        )
     instruction = figures.get("01L_instruction_tuning", {})
     if instruction:
-        echo(f"  lab 01L on {device}: {instruction['trainable_parameters_full']:,} parameters trained in "
-             f"{instruction['train_seconds_full']:.1f} s, LoRA {instruction['trainable_parameters_lora']:,} in "
-             f"{instruction['train_seconds_lora']:.1f} s, {instruction['examples_train']} examples")
+        echo(
+            f"  lab 01L on {device}: {instruction['trainable_parameters_full']:,} parameters trained in "
+            f"{instruction['train_seconds_full']:.1f} s, LoRA {instruction['trainable_parameters_lora']:,} in "
+            f"{instruction['train_seconds_lora']:.1f} s, {instruction['examples_train']} examples"
+        )
     echo(f"report: {outputs / 'report.md'}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--work", type=Path, default=None,
-                        help="folder for the Hugging Face home, logs and outputs (default: a new temporary one)")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=None,
+        help="folder for the Hugging Face home, logs and outputs (default: a new temporary one)",
+    )
     parser.add_argument("--only", default="", help=f"notebooks to run, e.g. 01,04,01L (default: {FULL_SIZE_RUN})")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="course-rehearsal-"))

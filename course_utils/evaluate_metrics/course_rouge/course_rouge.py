@@ -20,10 +20,11 @@ class CourseRouge(evaluate.Metric):
             description=__doc__,
             citation="Lin, C.-Y. (2004). ROUGE: A Package for Automatic Evaluation of Summaries.",
             inputs_description="predictions and references: lists of strings, one sentence per line "
-                               "for rougeLsum; rouge_types, use_stemmer (default True), "
-                               "use_aggregator (default True: mean F per type; False: per-row F lists).",
-            features=datasets.Features({"predictions": datasets.Value("string"),
-                                        "references": datasets.Value("string")}),
+            "for rougeLsum; rouge_types, use_stemmer (default True), "
+            "use_aggregator (default True: mean F per type; False: per-row F lists).",
+            features=datasets.Features(
+                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
+            ),
         )
 
     def compute(self, *, predictions=None, references=None, **kwargs):
@@ -32,8 +33,7 @@ class CourseRouge(evaluate.Metric):
         check_pairs(predictions, references)
         return super().compute(predictions=predictions, references=references, **kwargs)
 
-    def _compute(self, predictions, references, rouge_types=ROUGE_TYPES, use_stemmer=True,
-                 use_aggregator=True):
+    def _compute(self, predictions, references, rouge_types=ROUGE_TYPES, use_stemmer=True, use_aggregator=True):
         scores = score_pairs(predictions, references, rouge_types, use_stemmer)
         if use_aggregator:
             return aggregate(scores)

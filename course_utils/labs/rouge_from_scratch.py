@@ -3,8 +3,8 @@ common subsequence, and the Lead-3 baseline, each against rouge-score and lesson
 
 from __future__ import annotations
 
-from .rouge import make_scorer
-from .summarizers import lead_3 as course_lead_3
+from ..rouge import make_scorer
+from ..summarizers import lead_3 as course_lead_3
 from .verdict import close, compare_sequences, fail, passed
 
 # (prediction, reference): empty sides, identical texts, repeated words, stemming, word order, punctuation, and a
@@ -20,8 +20,14 @@ PAIRS = (
     ("a b c d e f", "f e d c b a b c"),
     ("the cat sat the cat sat", "the cat sat on the mat"),
 )
-TEXTS = ("The Runners were RUNNING quickly, weren't they?", "Flights cancelled: 1,200 (approx.) on 3/4.",
-         "  spaces\tand\nnewlines  ", "", "a an the is was cats", "Café owner_name")  # é and _ are no [a-z0-9]
+TEXTS = (
+    "The Runners were RUNNING quickly, weren't they?",
+    "Flights cancelled: 1,200 (approx.) on 3/4.",
+    "  spaces\tand\nnewlines  ",
+    "",
+    "a an the is was cats",
+    "Café owner_name",
+)  # é and _ are no [a-z0-9]
 
 
 def reference_tokens(text: str) -> list[str]:
@@ -32,8 +38,13 @@ def reference_tokens(text: str) -> list[str]:
 def rouge_tokens(tokens_fn) -> None:
     """``tokens(text) -> list[str]`` against rouge-score's tokenizer with the Porter stemmer."""
     for text in TEXTS:
-        compare_sequences("rouge_tokens", f"tokens({text!r})", reference_tokens(text), tokens_fn(text),
-                          "lowercase, keep runs of a-z and 0-9 only, and Porter-stem the words longer than 3 letters")
+        compare_sequences(
+            "rouge_tokens",
+            f"tokens({text!r})",
+            reference_tokens(text),
+            tokens_fn(text),
+            "lowercase, keep runs of a-z and 0-9 only, and Porter-stem the words longer than 3 letters",
+        )
     passed("rouge_tokens", f"{len(TEXTS)} texts tokenized as rouge-score tokenizes them, stems included")
 
 
@@ -51,17 +62,28 @@ def _compare_scores(check: str, kind: str, score_fn, hint: str) -> None:
 def rouge_n(rouge_n_fn) -> None:
     """``rouge_n(prediction, reference, n) -> (precision, recall, f)`` against rouge-score's rouge1 and rouge2."""
     for n in (1, 2):
-        _compare_scores("rouge_n", f"rouge{n}", lambda p, r: rouge_n_fn(p, r, n),
-                        f"count each {n}-gram at most as often as the reference has it (min of the two counts), and "
-                        "score 0 when either side has no n-grams")
-    passed("rouge_n", f"ROUGE-1 and ROUGE-2 equal rouge-score's on {len(PAIRS)} pairs (empty, identical, repeated, stemmed)")
+        _compare_scores(
+            "rouge_n",
+            f"rouge{n}",
+            lambda p, r: rouge_n_fn(p, r, n),
+            f"count each {n}-gram at most as often as the reference has it (min of the two counts), and "
+            "score 0 when either side has no n-grams",
+        )
+    passed(
+        "rouge_n",
+        f"ROUGE-1 and ROUGE-2 equal rouge-score's on {len(PAIRS)} pairs (empty, identical, repeated, stemmed)",
+    )
 
 
 def rouge_l(rouge_l_fn) -> None:
     """``rouge_l(prediction, reference) -> (precision, recall, f)`` against rouge-score's rougeL."""
-    _compare_scores("rouge_l", "rougeL", rouge_l_fn,
-                    "the longest common subsequence keeps word order but may skip words; a bag of words or a "
-                    "contiguous substring gives other numbers")
+    _compare_scores(
+        "rouge_l",
+        "rougeL",
+        rouge_l_fn,
+        "the longest common subsequence keeps word order but may skip words; a bag of words or a "
+        "contiguous substring gives other numbers",
+    )
     passed("rouge_l", f"ROUGE-L equals rouge-score's on {len(PAIRS)} pairs, word order included")
 
 
@@ -89,7 +111,13 @@ def lead_3(lead_3_fn) -> None:
     for article in ARTICLES:
         expected, got = course_lead_3(article), lead_3_fn(article)
         if not isinstance(got, str) or lines(got) != lines(expected):
-            fail("lead_3", repr(expected), repr(got),
-                 "remove the byline and dateline with strip_boilerplate, split with split_sentences, keep the first "
-                 "three, and join them with \"\\n\": rougeLsum reads one sentence per line")
-    passed("lead_3", f"{len(ARTICLES)} articles, two with a byline or dateline: three sentences of the story, one per line")
+            fail(
+                "lead_3",
+                repr(expected),
+                repr(got),
+                "remove the byline and dateline with strip_boilerplate, split with split_sentences, keep the first "
+                'three, and join them with "\\n": rougeLsum reads one sentence per line',
+            )
+    passed(
+        "lead_3", f"{len(ARTICLES)} articles, two with a byline or dateline: three sentences of the story, one per line"
+    )

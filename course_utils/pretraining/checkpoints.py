@@ -1,10 +1,12 @@
 """Checkpoints that survive a kill, the resume from them, and the signals that stop a run cleanly.
 
-    save_checkpoint(accelerator, config, step, result, loader)   # complete, or not there at all
-    step = maybe_resume(accelerator, config, result, loader)     # 0, or the newest complete checkpoint's step
-    with StopSignals() as signals:                               # SIGTERM / SIGUSR1: stop after this step
+    save_checkpoint(run, step)          # complete, or not there at all
+    step = maybe_resume(run)            # 0, or the newest complete checkpoint's step, its state restored
+    with StopSignals() as signals:      # SIGTERM / SIGUSR1: stop after this step
         ...
         if signals.requested(accelerator): ...
+
+``run`` is the run's state in one object (a ``PretrainRun``): its accelerator, config, result and data loader.
 """
 
 from __future__ import annotations
@@ -16,9 +18,19 @@ import shutil
 import signal
 import threading
 from pathlib import Path
+from typing import Protocol
 
-from .configs import InputError
-from .pretrain_config import PretrainConfig, PretrainResult, result_from_json
+from ..configs import InputError
+from .config import PretrainConfig, PretrainResult, result_from_json
+
+
+class RunState(Protocol):
+    """What a checkpoint saves and a resume restores of a run (``run.PretrainRun`` holds it)."""
+
+    accelerator: object  # Accelerate's: the model, optimizer, schedule and random states
+    config: PretrainConfig
+    result: PretrainResult  # the history so far: losses, NLLs, timings
+    loader: object  # torchdata's StatefulDataLoader: where every data worker is
 
 
 def loader_state(loader) -> dict:
@@ -29,8 +41,10 @@ def loader_state(loader) -> dict:
 def restore_loader(loader, state: dict, where: str) -> None:
     """Put ``loader`` (not yet started) where ``loader_state`` found it; a different worker count is refused."""
     if state["data_workers"] != loader.num_workers:
-        raise InputError(f"{where} was saved with data_workers={state['data_workers']}, and each worker reads its own "
-                         f"share of the documents: resume with --data-workers {state['data_workers']}.")
+        raise InputError(
+            f"{where} was saved with data_workers={state['data_workers']}, and each worker reads its own "
+            f"share of the documents: resume with --data-workers {state['data_workers']}."
+        )
     loader.load_state_dict(state["loader"])
 
 
@@ -49,7 +63,7 @@ def data_state_file(folder: Path, rank: int) -> Path:
     return folder / f"data_state_{rank}.json"
 
 
-def save_checkpoint(accelerator, config: PretrainConfig, step: int, result: PretrainResult, loader) -> Path:
+def save_checkpoint(run: RunState, step: int) -> Path:
     """``save_state`` (model, optimizer, scheduler, RNGs), where each process's data stream is, and the
     run's history, published only when complete.
 
@@ -57,6 +71,7 @@ def save_checkpoint(accelerator, config: PretrainConfig, step: int, result: Pret
     rename: a kill at any moment leaves the previous checkpoint whole. Then all but the newest
     ``keep_checkpoints`` go.
     """
+    accelerator, config = run.accelerator, run.config
     final = checkpoints_dir(config) / f"step-{step:07d}"
     partial = checkpoints_dir(config) / f".incomplete-step-{step:07d}"
     if accelerator.is_main_process:
@@ -64,31 +79,31 @@ def save_checkpoint(accelerator, config: PretrainConfig, step: int, result: Pret
         partial.mkdir(parents=True)
     accelerator.wait_for_everyone()
     accelerator.save_state(str(partial))
-    data_state_file(partial, accelerator.process_index).write_text(json.dumps(loader_state(loader)))
+    data_state_file(partial, accelerator.process_index).write_text(json.dumps(loader_state(run.loader)))
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
-        (partial / "progress.json").write_text(json.dumps({"step": step, "result": dataclasses.asdict(result)}))
+        (partial / "progress.json").write_text(json.dumps({"step": step, "result": dataclasses.asdict(run.result)}))
         if final.exists():  # this very step was saved before (a resumed run that stopped again at once)
             shutil.rmtree(partial)
         else:
             os.replace(partial, final)
-        for old in complete_checkpoints(config)[:-config.keep_checkpoints]:
+        for old in complete_checkpoints(config)[: -config.keep_checkpoints]:
             shutil.rmtree(old, ignore_errors=True)
     accelerator.wait_for_everyone()
     return final
 
 
-def maybe_save_checkpoint(accelerator, config: PretrainConfig, step: int, result: PretrainResult, loader,
-                          force: bool = False) -> None:
+def maybe_save_checkpoint(run: RunState, step: int, force: bool = False) -> None:
     """A checkpoint every ``checkpoint_every`` steps (and when ``force``)."""
-    if force or (config.checkpoint_every and step % config.checkpoint_every == 0):
-        save_checkpoint(accelerator, config, step, result, loader)
+    if force or (run.config.checkpoint_every and step % run.config.checkpoint_every == 0):
+        save_checkpoint(run, step)
 
 
-def maybe_resume(accelerator, config: PretrainConfig, result: PretrainResult, loader, echo=print) -> int:
+def maybe_resume(run: RunState, echo=print) -> int:
     """The step to start from: 0, or the newest complete checkpoint's step (its state, the data
     stream's position and the run's history restored). With ``resume="auto"`` a folder without a
     complete checkpoint (none yet, or only one a kill left half-written) means a fresh start; it says which."""
+    accelerator, config, result = run.accelerator, run.config, run.result
     if not config.resume:
         return 0
     found = complete_checkpoints(config)
@@ -97,16 +112,20 @@ def maybe_resume(accelerator, config: PretrainConfig, result: PretrainResult, lo
             echo(f"resume auto: no complete checkpoint in {checkpoints_dir(config)}; starting from step 0")
         return 0
     if not found:
-        raise FileNotFoundError(f"resume=True but {checkpoints_dir(config)} holds no complete checkpoint; "
-                                "start without resume, or resume auto to start afresh when there is none.")
+        raise FileNotFoundError(
+            f"resume=True but {checkpoints_dir(config)} holds no complete checkpoint; "
+            "start without resume, or resume auto to start afresh when there is none."
+        )
     if config.resume == "auto" and accelerator.is_main_process:
         echo(f"resume auto: resuming from {found[-1]}")
     accelerator.load_state(str(found[-1]))
     data_state = data_state_file(found[-1], accelerator.process_index)
     if not data_state.exists():
-        raise FileNotFoundError(f"{found[-1]} holds no data position for process {accelerator.process_index}: "
-                                "resume with as many processes as the run that saved it, or start without resume.")
-    restore_loader(loader, json.loads(data_state.read_text()), str(found[-1]))
+        raise FileNotFoundError(
+            f"{found[-1]} holds no data position for process {accelerator.process_index}: "
+            "resume with as many processes as the run that saved it, or start without resume."
+        )
+    restore_loader(run.loader, json.loads(data_state.read_text()), str(found[-1]))
     progress = json.loads((found[-1] / "progress.json").read_text())
     saved = result_from_json(progress["result"])
     result.train_losses, result.train_seconds = saved.train_losses, saved.train_seconds

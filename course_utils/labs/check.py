@@ -1,4 +1,4 @@
-"""The labs' checks, under one name: ``from course_utils import check``, then ``check.prompt_masked(...)``.
+"""The labs' checks, under one name: ``from course_utils.labs import check``, then ``check.prompt_masked(...)``.
 
 Each check runs the student's function or value on fixed inputs, compares it with the course's own code,
 and either prints one short line or raises ``CheckFailed`` with what it expected, what it got and a hint.
@@ -13,13 +13,21 @@ and either prints one short line or raises ``CheckFailed`` with what it expected
 | every lab | question (the multiple-choice questions) |
 """
 
-from .lab_fits import parameter_count, rows_that_fit, training_state_bytes
-from .lab_instruction import eos_learned, lora_parameters, loss_falls, padding_masked, prompt_masked, prompt_template, responses
-from .lab_nanot5 import adamw_rms_step, cosine_schedule, noise_mask, sentinels
-from .lab_rouge import lead_3, rouge_l, rouge_n, rouge_tokens
-from .lab_zero import cheapest_setup, model_state_bytes, zero3_offload_config
+from .instruction_tuning import (
+    eos_learned,
+    lora_parameters,
+    loss_falls,
+    padding_masked,
+    prompt_masked,
+    prompt_template,
+    responses,
+)
+from .nanot5_parts import adamw_rms_step, cosine_schedule, noise_mask, sentinels
 from .quiz import question
+from .rouge_from_scratch import lead_3, rouge_l, rouge_n, rouge_tokens
 from .verdict import CheckFailed
+from .what_fits import parameter_count, rows_that_fit, training_state_bytes
+from .zero_by_hand import cheapest_setup, model_state_bytes, zero3_offload_config
 
 CHECKS = {
     "00L": (parameter_count, training_state_bytes, rows_that_fit),

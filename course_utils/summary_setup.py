@@ -1,4 +1,4 @@
-"""Lesson 03's support: its settings, and the stand-ins' warm-up before they are scored.
+"""Lesson 03's set-up: its settings, and the stand-ins' warm-up before they are scored.
 
     config = summary_config(profile)                  # lesson 03's settings: profile.summaries applied
     prepared = prepare_summarizer("standin:t5-small", WarmUp(4, 5e-3), cnn["train"])   # cached under .cache/
@@ -33,12 +33,12 @@ from .tokens import raw_rows
 class WarmUp:
     """A short training run on CNN/DailyMail's train split before a summarizer is scored (lesson 03)."""
 
-    num_train_epochs: float            # passes over the training articles
-    learning_rate: float               # peak rate of AdamW, reached after 10 % of the steps
+    num_train_epochs: float  # passes over the training articles
+    learning_rate: float  # peak rate of AdamW, reached after 10 % of the steps
     # "summarize": learn article -> highlights (T5). "language_model": learn to continue the
     # articles alone, never seeing a summary, the way GPT-2 learned from web text.
     objective: str = "summarize"
-    per_device_batch_size: int = 16    # rows per optimizer step
+    per_device_batch_size: int = 16  # rows per optimizer step
 
     def __post_init__(self):
         if self.objective not in ("summarize", "language_model"):
@@ -63,8 +63,10 @@ class SummaryConfig:
 def summary_config(profile) -> SummaryConfig:
     """SummaryConfig with ``profile.summaries`` applied (an unknown key is an error) and its warm-ups typed."""
     config = checked_replace(SummaryConfig(), profile.summaries, "Profile.summaries setting")
-    warmups = {role: w if isinstance(w, WarmUp) else checked_build(WarmUp, w, f"warm-up setting of {role}")
-               for role, w in config.warmups.items()}
+    warmups = {
+        role: w if isinstance(w, WarmUp) else checked_build(WarmUp, w, f"warm-up setting of {role}")
+        for role, w in config.warmups.items()
+    }
     return dataclasses.replace(config, warmups=warmups)
 
 
@@ -72,11 +74,11 @@ def summary_config(profile) -> SummaryConfig:
 class PreparedSummarizer:
     """The model a lesson scores, and what its warm-up (if any) cost."""
 
-    model_path: str                # Hub id, local folder or standin:<name>; a cache folder after a warm-up
-    warmup: WarmUp | None          # None: the model is scored as it was loaded
-    train_seconds: float = 0.0     # measured when the warm-up ran (kept from then when it is reused)
+    model_path: str  # Hub id, local folder or standin:<name>; a cache folder after a warm-up
+    warmup: WarmUp | None  # None: the model is scored as it was loaded
+    train_seconds: float = 0.0  # measured when the warm-up ran (kept from then when it is reused)
     final_loss: float | None = None
-    reused: bool = False           # True: a finished warm-up with the same settings was found in the cache
+    reused: bool = False  # True: a finished warm-up with the same settings was found in the cache
 
 
 def warmup_key(model_name: str, warmup: WarmUp, train_split, max_target_length: int, seed: int) -> str:
@@ -90,8 +92,15 @@ def warmup_key(model_name: str, warmup: WarmUp, train_split, max_target_length: 
     return digest.hexdigest()[:16]
 
 
-def prepare_summarizer(model_name: str, warmup: WarmUp | None, train_split, cache: str | os.PathLike | None = None,
-                       max_target_length: int = 64, seed: int = 42, attn_implementation: str | None = None) -> PreparedSummarizer:
+def prepare_summarizer(
+    model_name: str,
+    warmup: WarmUp | None,
+    train_split,
+    cache: str | os.PathLike | None = None,
+    max_target_length: int = 64,
+    seed: int = 42,
+    attn_implementation: str | None = None,
+) -> PreparedSummarizer:
     """``model_name`` as it is (``warmup`` None), or fine-tuned on (article -> highlights) first.
 
     The smoke profile warms its random-weight stand-ins up this way (``warmup_trainer``),
@@ -107,9 +116,12 @@ def prepare_summarizer(model_name: str, warmup: WarmUp | None, train_split, cach
     record = folder / "warmup.json"
     if record.exists():
         figures = json.loads(record.read_text())
-        return PreparedSummarizer(str(folder / "model"), warmup, figures["train_seconds"],
-                                  figures["final_loss"], reused=True)
-    seconds, final_loss = _warm_up(model_name, warmup, train_split, folder, max_target_length, seed, attn_implementation)
+        return PreparedSummarizer(
+            str(folder / "model"), warmup, figures["train_seconds"], figures["final_loss"], reused=True
+        )
+    seconds, final_loss = _warm_up(
+        model_name, warmup, train_split, folder, max_target_length, seed, attn_implementation
+    )
     record.write_text(json.dumps({"train_seconds": seconds, "final_loss": final_loss}))
     return PreparedSummarizer(str(folder / "model"), warmup, seconds, final_loss)
 
@@ -127,8 +139,9 @@ def _training_set(objective: str, train_split, tokenizer, max_target_length: int
 
     if objective == "language_model":  # WarmUp has checked that it is one of the two
         return Dataset.from_dict(language_model_blocks(train_split["article"], tokenizer, block_size=256))
-    return tokenize_pairs(train_split, tokenizer, "article", "highlights", T5_PREFIX,
-                          T5_MAX_SOURCE_LENGTH, max_target_length)
+    return tokenize_pairs(
+        train_split, tokenizer, "article", "highlights", T5_PREFIX, T5_MAX_SOURCE_LENGTH, max_target_length
+    )
 
 
 def warmup_trainer(model, tokenizer, training_set, warmup: WarmUp, output_dir: str | os.PathLike, seed: int = 42):
@@ -147,16 +160,25 @@ def warmup_trainer(model, tokenizer, training_set, warmup: WarmUp, output_dir: s
     else:
         collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100)
     # Lesson 01's Trainer arguments (one place for their choices), with the warm-up's sizes and its own logging.
-    config = FinetuneConfig(output_dir=str(output_dir), num_train_epochs=warmup.num_train_epochs,
-                            learning_rate=warmup.learning_rate, seed=seed, precision=resolve_precision("auto"),
-                            per_device_batch_size=warmup.per_device_batch_size, group_by_length=not language_model)
+    config = FinetuneConfig(
+        output_dir=str(output_dir),
+        num_train_epochs=warmup.num_train_epochs,
+        learning_rate=warmup.learning_rate,
+        seed=seed,
+        precision=resolve_precision("auto"),
+        per_device_batch_size=warmup.per_device_batch_size,
+        group_by_length=not language_model,
+    )
     arguments = dataclasses.replace(training_arguments(config), logging_steps=0.1)  # 10 loss lines a run
     # The plain Trainer for both: a warm-up only trains (a Seq2SeqTrainer adds generation at evaluation).
-    return Trainer(model=model, args=arguments, data_collator=collator, train_dataset=training_set,
-                   processing_class=tokenizer)
+    return Trainer(
+        model=model, args=arguments, data_collator=collator, train_dataset=training_set, processing_class=tokenizer
+    )
 
 
-def _warm_up(model_name, warmup, train_split, folder, max_target_length, seed, attn_implementation) -> tuple[float, float]:
+def _warm_up(
+    model_name, warmup, train_split, folder, max_target_length, seed, attn_implementation
+) -> tuple[float, float]:
     """(training seconds, last logged loss) of ``warmup``; the model and tokenizer saved in ``folder/model``."""
     tokenizer = load_tokenizer(model_name)
     training_set = _training_set(warmup.objective, train_split, tokenizer, max_target_length)

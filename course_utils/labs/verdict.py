@@ -54,8 +54,12 @@ def compare_sequences(check: str, what: str, expected: Sequence, got: Sequence, 
         return
     if len(got) != len(expected) and where == min(len(got), len(expected)):
         fail(check, f"{what} of length {len(expected)}", f"length {len(got)}", hint)
-    fail(check, f"{what}[{where}] = {_short(expected[where], 60)}", f"{_short(got[where], 60)} "
-         f"(first difference at index {where})", hint)
+    fail(
+        check,
+        f"{what}[{where}] = {_short(expected[where], 60)}",
+        f"{_short(got[where], 60)} (first difference at index {where})",
+        hint,
+    )
 
 
 def close(check: str, what: str, expected: float, got, hint: str, rel: float = 1e-6, abs_: float = 1e-9) -> None:

@@ -1,4 +1,4 @@
-"""Text for pretraining, and the span-corrupted batches made from it in DataLoader worker processes.
+"""Text for pretraining, the span-corrupted batches made from it in DataLoader worker processes, and the held-out ones.
 
     texts = iter_texts("allenai/c4", "en", "train")                # streamed from the Hub (or its cached shards)
     texts = iter_texts("data/c4", None, "validation")              # <split>.jsonl in a folder
@@ -11,6 +11,8 @@
     batch = next(iter(loader))                   # {"input_ids": (128, 512), "labels": (128, 114)}
     saved = loader.state_dict()                  # where every worker is; a new loader's load_state_dict(saved)
                                                  # continues with exactly the batches that would have come next
+    stream = corrupted_batches(config, tokenizer, "train", config.seed, rank=0, world_size=1)   # a config's stream
+    held_out = held_out_batches(config, tokenizer)                                            # its fixed NLL batches
 
 The documents are split among *readers*: every DataLoader worker of every training process
 (``world_size x workers`` of them) reads its own disjoint share, handed out by datasets'
@@ -35,15 +37,18 @@ import os
 import signal
 import warnings
 from collections.abc import Iterator
+from itertools import islice
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from .configs import DataSource, InputError
-from .sources import load_source, read_jsonl, read_lines
-from .tokens import CHUNK, cut_rows, encode_documents, raw_rows
+from ..configs import DataSource, InputError
+from ..sources import load_source, read_jsonl, read_lines
+from ..span_corruption import span_corruption_collator
+from ..tokens import CHUNK, cut_rows, encode_documents, raw_rows
+from .config import PretrainConfig
 
 TEXT_SUFFIXES = (".txt", ".jsonl", ".json", ".parquet")
 HELD_OUT_EVERY = 100  # local files without splits: every 100th document of each file is validation
@@ -102,9 +107,10 @@ def document_stream(source: DataSource, split: str):
         files, by_name = local_files(source.path, split)
         # A list in gen_kwargs is what datasets shards: each file is one shard.
         return IterableDataset.from_generator(
-            _local_documents, features=Features({source.column: Value("string")}),
-            gen_kwargs={"paths": [str(p) for p in files], "column": source.column, "split": split,
-                        "by_name": by_name})
+            _local_documents,
+            features=Features({source.column: Value("string")}),
+            gen_kwargs={"paths": [str(p) for p in files], "column": source.column, "split": split, "by_name": by_name},
+        )
     # Online, C4 is streamed from the Hub; offline, its prefetched shards are read from the cache.
     return load_source(source, None, streaming=True)[split]
 
@@ -117,8 +123,9 @@ def reader_share(source: DataSource, split: str, reader: int, readers: int):
     return split_dataset_by_node(document_stream(source, split), rank=reader, world_size=readers)
 
 
-def iter_texts(data_path: str, data_config: str | None, split: str, rank: int = 0, world_size: int = 1,
-               column: str = "text") -> Iterator[str]:
+def iter_texts(
+    data_path: str, data_config: str | None, split: str, rank: int = 0, world_size: int = 1, column: str = "text"
+) -> Iterator[str]:
     """The documents of ``split`` that reader ``rank`` of ``world_size`` reads, in file order."""
     number = 0
     for documents in reader_share(DataSource(data_path, data_config, column), split, rank, world_size).iter(CHUNK):
@@ -150,13 +157,13 @@ def column_texts(documents: dict, column: str, where: str, first_number: int | N
 class Cursor:
     """Where a reader is: enough to rebuild its next row without reading its share from the start."""
 
-    data_pass: int = 0                 # passes over the share completed
-    block: int = 0                     # shuffle blocks of this pass completed
-    stream: dict | None = None         # datasets' state_dict of the share at the start of this block
-    chunk: int = 0                     # chunks of this block completed
+    data_pass: int = 0  # passes over the share completed
+    block: int = 0  # shuffle blocks of this pass completed
+    stream: dict | None = None  # datasets' state_dict of the share at the start of this block
+    chunk: int = 0  # chunks of this block completed
     carry: list[int] = dataclasses.field(default_factory=list)  # tokens carried into this chunk
-    row: int = 0                       # rows of this chunk already made
-    row_number: int = 0                # rows this reader made before: seeds each row's noise mask
+    row: int = 0  # rows of this chunk already made
+    row_number: int = 0  # rows this reader made before: seeds each row's noise mask
 
 
 class CorruptedBatches(torch.utils.data.IterableDataset):
@@ -168,13 +175,30 @@ class CorruptedBatches(torch.utils.data.IterableDataset):
     number of processes and the number of workers, and on nothing else.
     """
 
-    def __init__(self, source: DataSource, split: str, tokenizer, collator, raw_length: int, rows_per_batch: int,
-                 seed: int, rank: int = 0, world_size: int = 1, shuffle_block: int = 10_000):
+    def __init__(
+        self,
+        source: DataSource,
+        split: str,
+        tokenizer,
+        collator,
+        raw_length: int,
+        rows_per_batch: int,
+        seed: int,
+        rank: int = 0,
+        world_size: int = 1,
+        shuffle_block: int = 10_000,
+    ):
         super().__init__()
-        self.source, self.split, self.tokenizer, self.collator, self.raw_length = source, split, tokenizer, collator, raw_length
+        self.source, self.split, self.tokenizer, self.collator, self.raw_length = (
+            source,
+            split,
+            tokenizer,
+            collator,
+            raw_length,
+        )
         self.rows_per_batch, self.seed, self.rank, self.world_size = rows_per_batch, seed, rank, world_size
         self.shuffle_block = shuffle_block
-        self._state: dict | None = None    # where the next batch starts; None: at the beginning
+        self._state: dict | None = None  # where the next batch starts; None: at the beginning
 
     # torchdata's StatefulDataLoader calls these in each worker, after every batch and on resume.
     def state_dict(self) -> dict:
@@ -212,9 +236,11 @@ class CorruptedBatches(torch.utils.data.IterableDataset):
         if self._state is None:
             return Cursor(), 0
         if (self._state["reader"], self._state["readers"]) != (reader, readers):
-            raise InputError(f"This data position was saved by reader {self._state['reader']} of "
-                             f"{self._state['readers']} (processes x data workers), but it is being resumed as "
-                             f"reader {reader} of {readers}: resume with the same processes and data_workers.")
+            raise InputError(
+                f"This data position was saved by reader {self._state['reader']} of "
+                f"{self._state['readers']} (processes x data workers), but it is being resumed as "
+                f"reader {reader} of {readers}: resume with the same processes and data_workers."
+            )
         return Cursor(**self._state["cursor"]), self._state["skip"]
 
     def _rows(self, reader: int, readers: int, cursor: Cursor) -> Iterator[tuple[np.ndarray, Cursor]]:
@@ -230,15 +256,21 @@ class CorruptedBatches(torch.utils.data.IterableDataset):
                 made += yield from self._block_rows(self._shuffled(documents, reader, cursor), cursor)
                 cursor.block, cursor.chunk, cursor.stream = cursor.block + 1, 0, share.state_dict()
             if whole_pass and made == 0:
-                raise InputError(f"{self.source.path} ({self.split}): reader {reader} of {readers} (processes x "
-                                 f"data workers) made no row of {self.raw_length} tokens from its whole share; add "
-                                 "data, or use fewer data_workers or processes.")
+                raise InputError(
+                    f"{self.source.path} ({self.split}): reader {reader} of {readers} (processes x "
+                    f"data workers) made no row of {self.raw_length} tokens from its whole share; add "
+                    "data, or use fewer data_workers or processes."
+                )
             cursor.data_pass, cursor.block, cursor.chunk, cursor.stream = cursor.data_pass + 1, 0, 0, None
 
     def _shuffled(self, documents: dict, reader: int, cursor: Cursor) -> list[str]:
         """The block's texts in the order seeded by (seed, reader, pass, block)."""
-        texts = column_texts(documents, self.source.column, f"{self.source.path} ({self.split}), reader {reader}",
-                             cursor.block * self.shuffle_block)
+        texts = column_texts(
+            documents,
+            self.source.column,
+            f"{self.source.path} ({self.split}), reader {reader}",
+            cursor.block * self.shuffle_block,
+        )
         order = np.random.default_rng([self.seed, reader, cursor.data_pass, cursor.block]).permutation(len(texts))
         return [texts[i] for i in order]
 
@@ -246,7 +278,7 @@ class CorruptedBatches(torch.utils.data.IterableDataset):
         """The block's rows from ``cursor`` on, a chunk of documents tokenized at a time; returns how many."""
         made = 0
         while cursor.chunk * CHUNK < len(block):
-            chunk = block[cursor.chunk * CHUNK:(cursor.chunk + 1) * CHUNK]
+            chunk = block[cursor.chunk * CHUNK : (cursor.chunk + 1) * CHUNK]
             rows, carry = cut_rows(cursor.carry, encode_documents(self.tokenizer, chunk), self.raw_length)
             while cursor.row < len(rows):
                 yield rows[cursor.row], cursor
@@ -283,9 +315,14 @@ def batch_loader(stream: CorruptedBatches, workers: int, pin_memory: bool = Fals
         # tokenizers library from warning that it switched its threads off in each of them.
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     with _quiet_torchdata():
-        return StatefulDataLoader(stream, batch_size=None, num_workers=workers, pin_memory=pin_memory,
-                                  worker_init_fn=_worker_outlives_stop_signals if workers else None,
-                                  prefetch_factor=4 if workers else None)
+        return StatefulDataLoader(
+            stream,
+            batch_size=None,
+            num_workers=workers,
+            pin_memory=pin_memory,
+            worker_init_fn=_worker_outlives_stop_signals if workers else None,
+            prefetch_factor=4 if workers else None,
+        )
 
 
 def start_batches(loader) -> Iterator[dict]:
@@ -308,3 +345,30 @@ def _quiet_torchdata():
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*set_vital")
         yield
+
+
+def corrupted_batches(
+    config: PretrainConfig, tokenizer, split: str, seed: int, rank: int = 0, world_size: int = 1
+) -> CorruptedBatches:
+    """This process's endless batches of ``split``: ``batch_size / world_size`` corrupted rows each."""
+    collator, raw_length = span_corruption_collator(
+        tokenizer, config.input_length, config.noise_density, config.mean_noise_span_length
+    )
+    return CorruptedBatches(
+        config.data,
+        split,
+        tokenizer,
+        collator,
+        raw_length,
+        config.batch_size // world_size,
+        seed,
+        rank,
+        world_size,
+        config.shuffle_block,
+    )
+
+
+def held_out_batches(config: PretrainConfig, tokenizer, rank: int = 0, world_size: int = 1) -> list[dict]:
+    """The fixed held-out batches a run evaluates on: ``eval_batches`` of the validation split, noise seed 0,
+    read in this process (the same whatever data_workers is)."""
+    return list(islice(corrupted_batches(config, tokenizer, "validation", 0, rank, world_size), config.eval_batches))

@@ -1,4 +1,4 @@
-"""Write each lab's student copy from its solution notebook, and check that the committed copies are fresh.
+"""Write each lab's student copy from its solution notebook, and check that the copies are fresh (a maintainer's tool).
 
 A lab has one source, its solution in ``notebooks/labs/solutions/``, with the answers marked in
 otter-grader's syntax. The student copy in ``notebooks/labs/`` is written from it:
@@ -10,8 +10,8 @@ otter-grader's syntax. The student copy in ``notebooks/labs/`` is written from i
   which the question's check reports as not answered yet;
 - outputs and execution counts are cleared.
 
-    python -m course_utils.labs            # rewrite every student copy
-    python -m course_utils.labs --check    # exit 1, naming the copy, when one differs from a fresh one
+    python tools/labs.py            # rewrite every student copy
+    python tools/labs.py --check    # exit 1, naming the copy, when one differs from a fresh one
 """
 
 from __future__ import annotations
@@ -23,15 +23,17 @@ import re
 import sys
 from pathlib import Path
 
-from .paths import notebooks_dir
 
 BEGIN, END, LINE = "# BEGIN SOLUTION", "# END SOLUTION", "# SOLUTION"
 TASK_HEADING = re.compile(r"^###\s+(Task\b.*?)\s*$", re.M)
 LAB_PATTERN = "[0-9][0-9]L_*.ipynb"
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
 def labs_dir(root: Path | None = None) -> Path:
-    return (root / "notebooks" if root else notebooks_dir()) / "labs"
+    return (root or ROOT) / "notebooks" / "labs"
 
 
 def solution_notebooks(root: Path | None = None) -> list[Path]:
@@ -41,7 +43,9 @@ def solution_notebooks(root: Path | None = None) -> list[Path]:
 def stub(task: str, where: str) -> str:
     """The line that stands for a solution block in the student copy."""
     if not task:
-        raise ValueError(f"{where}: a solution block comes before any '### Task' heading; the stub needs the task's name.")
+        raise ValueError(
+            f"{where}: a solution block comes before any '### Task' heading; the stub needs the task's name."
+        )
     return f'raise NotImplementedError("{task}: write your code here, in place of this line")'
 
 
@@ -111,14 +115,13 @@ def stale_copies(root: Path | None = None) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course_utils.labs", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python tools/labs.py", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only compare; exit 1 when a student copy differs")
     args = parser.parse_args(argv)
     stale = stale_copies()
     if args.check:
         for path in stale:
-            print(f"{path} differs from its solution's fresh student copy: run python -m course_utils.labs",
-                  file=sys.stderr)
+            print(f"{path} differs from its solution's fresh student copy: run python tools/labs.py", file=sys.stderr)
         return 1 if stale else 0
     for path in stale:
         solution = path.parent / "solutions" / path.name

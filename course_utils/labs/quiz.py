@@ -1,0 +1,360 @@
+"""The labs' multiple-choice questions, each option with its explanation, and the check of an answer.
+
+    print(question_markdown("01L", 1))     # what the lab's markdown cell shows
+    question("01L", 1, "c")                # raises CheckFailed with the chosen option's explanation, or prints it
+
+The lab shows each question in a markdown cell (``tests/test_labs.py`` checks that the text is this
+table's), and the student sets a variable to a letter; ``check.question`` reports like every other check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .verdict import fail, passed
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    options: tuple[tuple[str, str], ...]  # (option, why it is right or wrong), lettered a, b, c, ...
+    right: str  # the right option's letter
+
+    def letters(self) -> str:
+        return "abcdefgh"[: len(self.options)]
+
+
+QUESTIONS = {
+    "00L": (
+        Question(
+            "Mixed-precision AdamW keeps 16 bytes per parameter. Where do 12 of them go?",
+            (
+                (
+                    "Three more bf16 copies of the weights, for the forward, backward and update passes.",
+                    "One bf16 copy of the weights serves the forward and backward passes; the update works on fp32.",
+                ),
+                (
+                    "An fp32 master copy of the weights, AdamW's momentum and its variance, 4 bytes each.",
+                    "Right: the update needs fp32 precision, so the optimizer keeps three fp32 numbers per parameter.",
+                ),
+                (
+                    "The activations of one row, which the backward pass needs.",
+                    "Activations grow with the batch and the row length, not with the parameters; they come on top.",
+                ),
+                (
+                    "The CUDA context and cuBLAS workspaces.",
+                    "Those are a fixed few GiB (the rule's buffers), whatever the model's size.",
+                ),
+            ),
+            "b",
+        ),
+        Question(
+            "By the course's rule, what happens to the rows that fit when each row doubles from 512 to 1,024 tokens?",
+            (
+                (
+                    "Nothing: the model's states do not depend on the row length.",
+                    "The states do not, but the activations do, and they are what the rows share.",
+                ),
+                (
+                    "They double, since longer rows are fewer rows.",
+                    "Longer rows need more memory each, so fewer of them fit, not more.",
+                ),
+                (
+                    "About half as many fit: the rule scales each row's activations with its tokens.",
+                    "Right: the memory left after the states is shared by rows whose cost grows linearly with length "
+                    "(real attention grows faster still).",
+                ),
+                (
+                    "About a quarter as many fit, because attention is quadratic.",
+                    "The course's rule is linear in tokens: at these lengths the feed-forward and projections dominate.",
+                ),
+            ),
+            "c",
+        ),
+        Question(
+            "Why does the rule use only 90 % of the card and subtract 3 GiB more?",
+            (
+                (
+                    "The CUDA context, cuBLAS workspaces and the allocator's fragmentation hold memory no tensor of ours holds.",
+                    "Right: a plan that fills the card to the byte fails with an out-of-memory error in the first steps.",
+                ),
+                (
+                    "PyTorch refuses to allocate more than 90 % of a GPU.",
+                    "It does not; it allocates until the card is full and then raises.",
+                ),
+                (
+                    "The operating system keeps 10 % of GPU memory for the display.",
+                    "Compute nodes have no display; the reserve is for CUDA's own buffers.",
+                ),
+                (
+                    "The optimizer's states are allocated after the first step.",
+                    "They are, but the rule counts them already, in the 16 bytes per parameter.",
+                ),
+            ),
+            "a",
+        ),
+    ),
+    "01L": (
+        Question(
+            "Why are the prompt's label positions set to -100?",
+            (
+                (
+                    "So that the model never sees the prompt.",
+                    "The model reads the whole sequence, prompt included; -100 only keeps it out of the loss.",
+                ),
+                ("-100 is the id of the padding token.", "It is not a token id at all: it is the loss's ignore_index."),
+                (
+                    "To save memory in the forward pass.",
+                    "The forward pass costs the same; only which positions count in the loss changes.",
+                ),
+                (
+                    "The loss ignores them, so the model learns to write responses, not to repeat instructions.",
+                    "Right: cross-entropy's ignore_index is -100, so those positions add nothing to the loss or its gradients.",
+                ),
+            ),
+            "d",
+        ),
+        Question(
+            "Pythia's tokenizer has no padding token, and the lab pads with EOS. What goes wrong if the labels are "
+            "set to -100 wherever input_ids == pad_token_id?",
+            (
+                (
+                    "Nothing: padding is masked, as it should be.",
+                    "Padding is masked, but so is every real EOS, since EOS and padding share one id.",
+                ),
+                (
+                    "The EOS that ends each response is masked too, so the model never learns to stop.",
+                    "Right: mask the padding by position (the attention mask), not by token id.",
+                ),
+                (
+                    "The prompt is learned as well.",
+                    "The prompt is masked by its own rule; this one only touches tokens with the padding id.",
+                ),
+                (
+                    "Training fails with an index error.",
+                    "-100 is a valid ignore_index; training runs and the model rambles instead.",
+                ),
+            ),
+            "b",
+        ),
+        Question(
+            "LoRA trains two small matrices A (r x in) and B (out x r) beside a frozen weight. Why does B start at zero?",
+            (
+                (
+                    "So that the adapted model starts exactly as the pretrained one, and training moves it from there.",
+                    "Right: B A = 0 at the start, so the first forward pass is the base model's.",
+                ),
+                (
+                    "Zero makes the gradients of A vanish, so only B is trained.",
+                    "A's gradient is zero only at the very first step; after B moves, both train.",
+                ),
+                (
+                    "To save memory: zeros are stored sparsely.",
+                    "PyTorch stores the zeros densely; the saving comes from r being small.",
+                ),
+                (
+                    "It is arbitrary; any small random start would do as well.",
+                    "A random B would change the model's outputs before any training, losing what it had learned.",
+                ),
+            ),
+            "a",
+        ),
+    ),
+    "02L": (
+        Question(
+            "Which partition does ZeRO stage 2 add to stage 1?",
+            (
+                ("The 16-bit weights.", "That is stage 3's addition."),
+                ("The activations.", "ZeRO partitions model states; activations are checkpointing's business."),
+                ("The 16-bit gradients.", "Right: stage 1 partitions the optimizer states, stage 2 the gradients too."),
+                (
+                    "Nothing; it only adds CPU offload.",
+                    "Offload is a separate option, available from stage 1 for the optimizer.",
+                ),
+            ),
+            "c",
+        ),
+        Question(
+            "On 64 GPUs and without offload, which stage keeps the fewest bytes of model states per GPU?",
+            (
+                (
+                    "Stage 1: 4 + 12/64 bytes per parameter.",
+                    "It keeps the 16-bit weights and gradients whole on every GPU.",
+                ),
+                ("Stage 2: 2 + 14/64 bytes per parameter.", "It keeps the 16-bit weights whole on every GPU."),
+                (
+                    "Stage 0, since it has no partitioning overhead.",
+                    "Stage 0 keeps all 16 bytes per parameter on every GPU.",
+                ),
+                (
+                    "Stage 3: 16/64 = 0.25 bytes per parameter.",
+                    "Right: stage 3 partitions all three kinds of state, so its share keeps shrinking as GPUs are added.",
+                ),
+            ),
+            "d",
+        ),
+        Question(
+            "Why try stage 3 with offload only after the others?",
+            (
+                (
+                    "Its model states per GPU are the largest.",
+                    "They are the smallest: nothing stays on the GPU between uses.",
+                ),
+                (
+                    "Every step moves the weights and optimizer states across PCIe, so it is the slowest.",
+                    "Right: pick the fastest setup whose memory fits, and offload last.",
+                ),
+                ("It needs NVMe disks.", "It can offload to the CPU's memory; NVMe is an option."),
+                ("It cannot run on a single GPU.", "It can; offloading is what lets one GPU hold a large model."),
+            ),
+            "b",
+        ),
+    ),
+    "03L": (
+        Question(
+            "A prediction repeats 'the' four times; the reference has 'the' once. How many times does 'the' count "
+            "in ROUGE-1's overlap?",
+            (
+                (
+                    "Four: every predicted unigram found in the reference counts.",
+                    "That rewards repetition; ROUGE clips each n-gram's count.",
+                ),
+                (
+                    "Once: each n-gram counts at most as often as it appears in the reference.",
+                    "Right: the overlap is the sum over n-grams of min(count in prediction, count in reference).",
+                ),
+                ("Zero: repeated words are dropped.", "They are not dropped; their count is clipped."),
+                (
+                    "It depends on stemming.",
+                    "'the' is too short to stem (rouge-score stems words longer than 3 letters).",
+                ),
+            ),
+            "b",
+        ),
+        Question(
+            "Why must summaries be split one sentence per line for rougeLsum?",
+            (
+                (
+                    "rougeLsum treats each line as a sentence and takes the longest common subsequence per reference sentence;"
+                    " on one line it equals rougeL.",
+                    "Right: without newlines there is one 'sentence', and the summary-level score collapses to rougeL.",
+                ),
+                (
+                    "rouge-score cannot read text longer than one line.",
+                    "It reads any text; newlines only matter to rougeLsum.",
+                ),
+                ("Newlines are needed for stemming.", "Stemming works word by word, whatever the lines."),
+                ("It makes the score faster to compute.", "It changes what is measured, not the speed."),
+            ),
+            "a",
+        ),
+        Question(
+            "Why is Lead-3 (the first three sentences) hard to beat on CNN/DailyMail?",
+            (
+                ("It is trained on the test set.", "Lead-3 has no training at all."),
+                ("ROUGE favours short summaries.", "Lead-3 is not short; it is as long as three news sentences."),
+                ("ROUGE only counts the first sentence.", "All sentences count."),
+                (
+                    "News articles put the key facts first, and the highlights restate them.",
+                    "Right: the inverted pyramid of news writing makes the lead a strong extractive summary.",
+                ),
+            ),
+            "d",
+        ),
+    ),
+    "04L": (
+        Question(
+            "In span corruption, what does the model see in place of each noise span?",
+            (
+                (
+                    "A single sentinel token, and the targets list each sentinel followed by the tokens it hides.",
+                    "Right: inputs keep the clean tokens and one sentinel per span; targets spell out the spans.",
+                ),
+                (
+                    "One mask token per hidden token, as in BERT.",
+                    "That is BERT's masking; T5 replaces a whole span with one token.",
+                ),
+                ("Nothing: the span is deleted.", "Without a sentinel the model would not know where text is missing."),
+                ("Random tokens from the vocabulary.", "That is one of BERT's tricks, not T5's."),
+            ),
+            "a",
+        ),
+        Question(
+            "Why warm the learning rate up before the cosine decay?",
+            (
+                ("To save compute in the first steps.", "Each step costs the same at any rate."),
+                ("Because the cosine needs a starting point of zero.", "The cosine starts at the peak rate."),
+                (
+                    "Early on Adam's second-moment estimates are noisy, and large steps from random weights can diverge.",
+                    "Right: a short linear warm-up keeps the first updates small until the statistics settle.",
+                ),
+                ("To make the loss curve look smoother.", "It changes what is learned, not how it is drawn."),
+            ),
+            "c",
+        ),
+        Question(
+            "What does AdamW with RMS scaling (nanoT5's optimizer) change in Adam's step?",
+            (
+                (
+                    "It divides the gradient by its RMS before the moments are updated.",
+                    "The moments see the raw gradient; the scaling is applied to the step.",
+                ),
+                (
+                    "It replaces the second moment with the weight's RMS.",
+                    "The second moment stays; the RMS multiplies the step.",
+                ),
+                ("It clips each step to an RMS of 1.", "That is Adafactor's update clipping, another idea."),
+                (
+                    "It multiplies each weight's step by max(1e-3, RMS of that weight), so large weights take larger steps.",
+                    "Right: the step is relative to the weight's size, as in Adafactor's scale_parameter.",
+                ),
+            ),
+            "d",
+        ),
+    ),
+}
+
+
+def _lookup(lab: str, number: int) -> Question:
+    if lab not in QUESTIONS or not 1 <= number <= len(QUESTIONS[lab]):
+        raise KeyError(f"No question {number} in lab {lab!r}; labs: {', '.join(QUESTIONS)}.")
+    return QUESTIONS[lab][number - 1]
+
+
+def question_markdown(lab: str, number: int) -> str:
+    """The question and its lettered options, as the lab's markdown cell shows them."""
+    q = _lookup(lab, number)
+    options = "\n".join(f"- **({letter})** {text}" for letter, (text, _) in zip(q.letters(), q.options))
+    return f"**Question {number}.** {q.text}\n\n{options}"
+
+
+def chosen_letter(answer, letters: str) -> str | None:
+    """The one letter ``answer`` names ("b", "B", " (b) ", "(B)"), or None for anything else ("", "ab", 2)."""
+    if not isinstance(answer, str):
+        return None
+    choice = answer.strip()
+    if len(choice) == 3 and choice[0] == "(" and choice[2] == ")":
+        choice = choice[1]
+    choice = choice.lower()
+    return choice if len(choice) == 1 and choice in letters else None
+
+
+def question(lab: str, number: int, answer) -> None:
+    """Check the letter chosen for a question: raise with the option's explanation, or print it."""
+    q = _lookup(lab, number)
+    name = f"question {number}"
+    letters = q.letters()
+    if answer is Ellipsis or answer is None:
+        fail(
+            name,
+            f"one of {', '.join(letters)}",
+            "no answer yet",
+            f'set q{number} to the letter you choose, e.g. q{number} = "a"',
+        )
+    choice = chosen_letter(answer, letters)
+    if choice is None:
+        fail(name, f"one of {', '.join(letters)}", repr(answer), 'answer with one option\'s letter, e.g. "a"')
+    text, why = q.options[letters.index(choice)]
+    if choice != q.right:
+        fail(name, "another option", f"({choice}) {text}", why)
+    passed(name, f"({choice}) {why}")
