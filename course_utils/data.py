@@ -1,4 +1,4 @@
-"""Load IMDB and CNN/DailyMail with the Hub's columns from the Hub or from ``data/``, IMDB's rows checked.
+"""Load IMDB, CNN/DailyMail and LAMBADA with the Hub's columns from the Hub or from ``data/``, IMDB's rows checked.
 
 A source is a Hub id (``stanfordnlp/imdb``) or a local folder holding one JSONL file per
 split (``data/imdb/train.jsonl``...). Either way the result is a ``datasets`` object with
@@ -7,6 +7,7 @@ the Hub's schema, so the lessons never need to know which one they got:
     imdb = read_imdb(profile.imdb)              # DatasetDict: train, test, unsupervised, as stored
     splits, dropped = load_imdb(profile.imdb, max_train_rows=1000, test_rows=200, seed=42)  # checked, sampled
     cnn = load_cnn_dailymail(profile.cnn_dailymail)
+    lambada = load_lambada(profile.lambada, rows=100)   # passages; the last word is the answer (lesson 05)
 
 Lesson 01 turns IMDB's labels into words and scores the answers in its own cells (``sentiment_trainer``);
 lesson 04 streams its text itself (``pretraining.data``).
@@ -31,6 +32,12 @@ def cnn_dailymail_features():
     return Features({"article": Value("string"), "highlights": Value("string"), "id": Value("string")})
 
 
+def lambada_features():
+    from datasets import Features, Value
+
+    return Features({"text": Value("string")})
+
+
 def read_imdb(source: DataSource):
     """IMDB as stored: ``text``, ``label`` (0 neg, 1 pos; -1 in ``unsupervised``)."""
     return load_source(source, imdb_features())
@@ -45,6 +52,21 @@ def load_imdb(source: DataSource, max_train_rows: int | None = None, test_rows: 
 def load_cnn_dailymail(source: DataSource):
     """CNN/DailyMail 3.0.0: ``article``, ``highlights`` (newline-separated), ``id``."""
     return load_source(source, cnn_dailymail_features())
+
+
+def load_lambada(source: DataSource, rows: int | None = None):
+    """LAMBADA's test passages (``text``; its last word is the one to predict), the first ``rows`` of them, each
+    checked: a passage of fewer than two words has no context to predict from."""
+    test = load_source(source, lambada_features())["test"]
+    if rows is not None:
+        test = test.select(range(min(rows, len(test))))
+    for row, text in enumerate(test["text"], start=1):
+        if not isinstance(text, str) or len(text.split(" ")) < 2:
+            raise InputError(
+                f"LAMBADA test split, row {row} (counting from 1): 'text' must be a passage of two or more words "
+                f"separated by spaces, got {text!r}."
+            )
+    return test
 
 
 COLUMNS = ("text", "label")

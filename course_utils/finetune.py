@@ -37,6 +37,7 @@ from .sentiment_trainer import (
     save,
     score_answers,
     tokenize_pairs,
+    write_answers,
 )
 from .zero import DeepSpeedConfigError, deepspeed_config_path, launcher_environment, load_deepspeed_config
 
@@ -237,20 +238,14 @@ def run(config: FinetuneConfig, echo=print) -> dict:
         figures.update(
             accuracy=score.accuracy,
             unknown_answers=score.unknown,
-            answers_file=str(write_answers(config, answers, splits["test"]["label_text"])),
+            answers_file=str(
+                write_answers(Path(config.output_dir) / ANSWERS_FILE, answers, splits["test"]["label_text"])
+            ),
         )
     return figures
 
 
-ANSWERS_FILE = "answers.json"
-
-
-def write_answers(config: FinetuneConfig, answers: list[str], truth: list[str]) -> Path:
-    """``<output_dir>/answers.json``: each held-out review's generated answer beside its true label word, in the
-    test split's order, so two runs can be compared review by review (lesson 02, lesson 05)."""
-    path = Path(config.output_dir) / ANSWERS_FILE
-    path.write_text(json.dumps({"answers": list(answers), "truth": list(truth)}))
-    return path
+ANSWERS_FILE = "answers.json"  # each held-out review's answer and truth (write_answers), for lessons 02 and 05
 
 
 PROG = "python -m course_utils.finetune"

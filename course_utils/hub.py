@@ -4,7 +4,7 @@
     HF_HUB_OFFLINE=1 course run --profile full    # then, on the compute nodes
 
 Models come as their weights, config and tokenizer files. IMDB and CNN/DailyMail come as
-their parquet files, Dolly-15k as its one JSON Lines file, and C4 as its first few train shards and one validation shard
+their parquet files (LAMBADA too), Dolly-15k as its one JSON Lines file, and C4 as its first few train shards and one validation shard
 (``Profile.c4_prefetch_train_shards``), since all of it is hundreds of GB.
 
 Offline, data sets are read straight from the files huggingface_hub put in its cache
@@ -58,7 +58,7 @@ def hub_assets(profile) -> list[HubAsset]:
     """Every Hub model and data set ``profile`` reads (none for smoke, which ships its own)."""
     names = [*profile.models.values(), *([profile.released_weights] if profile.released_weights else [])]
     assets = [HubAsset(name, "model", MODEL_FILES) for name in dict.fromkeys(names) if on_hub(name)]
-    for source in (profile.imdb, profile.cnn_dailymail, profile.dolly):
+    for source in (profile.imdb, profile.cnn_dailymail, profile.dolly, profile.lambada):
         if on_hub(source.path):
             patterns = tuple(data_file_patterns(source.path, source.config).values())
             assets.append(HubAsset(source.path, "dataset", patterns, source.config or "default"))

@@ -78,6 +78,18 @@ UNITS = {
     "rougeL": "F",
     "rougeLsum": "F",
     "repeated_trigrams": "fraction",
+    # 05: evaluation
+    "rouge1_gap": "F",
+    "p": "",
+    "articles_needed": "articles",
+    "accuracy_gap": "fraction",
+    "lm_eval_accuracy": "fraction",
+    "generate_accuracy": "fraction",
+    "methods_disagree": "reviews",
+    "perplexity": "",
+    "judge": "fraction",
+    "articles": "articles",
+    "kappa_with_rouge": "",
     "warmup_time": "s",
     "generation_time": "s",
 }

@@ -25,6 +25,8 @@ MODEL_ROLES = {
     "gpt2": "gpt2",
     "t5_v1_1_base": "google/t5-v1_1-base",
     "pythia": "EleutherAI/pythia-70m-deduped",
+    # Lesson 05's judge: Apache-2.0, safetensors, Qwen2 (native in transformers), 1 GB in bf16 (README: the judge).
+    "judge": "Qwen/Qwen2.5-0.5B-Instruct",
 }
 
 
@@ -44,6 +46,8 @@ class Profile:
     cnn_dailymail: DataSource = DataSource("abisee/cnn_dailymail", "3.0.0")
     c4: DataSource = DataSource("allenai/c4", "en")
     dolly: DataSource = DataSource("databricks/databricks-dolly-15k")
+    # Lesson 05's published benchmark: OpenAI's LAMBADA test set as lm-eval's lambada_openai task reads it.
+    lambada: DataSource = DataSource("EleutherAI/lambada_openai", "default")
     # Attention kernel passed to from_pretrained (None: the library's default, SDPA). On a CPU
     # at the stand-ins' sizes the eager kernel is about 25% faster per T5 training step.
     attn_implementation: str | None = None
@@ -60,6 +64,8 @@ class Profile:
     pretrain: dict = field(default_factory=dict)
     # Lab 01L -> instruct.InstructionConfig. Full: its defaults, 4,000 Dolly examples for one epoch.
     instruction: dict = field(default_factory=dict)
+    # Lesson 05 -> evaluation.EvaluationConfig. Full: its defaults, all 5,153 LAMBADA passages.
+    evaluation: dict = field(default_factory=dict)
     # Lesson 04's optimizer race: plain AdamW against AdamW with RMS scaling, this many steps each (never
     # more than the lesson's own run), at the lesson's peak rate; 0 runs no race (a quick run: a step or two
     # would measure nothing). Full: 500 steps are about
@@ -87,6 +93,7 @@ def _smoke() -> Profile:
         cnn_dailymail=DataSource(str(data / "cnn_dailymail")),
         c4=DataSource(str(data / "c4")),
         dolly=DataSource(str(data / "dolly")),
+        lambada=DataSource(str(data / "lambada")),
         c4_prefetch_train_shards=0,
         attn_implementation="eager",
         # The stand-in starts from random weights, so it needs more epochs and a larger step to learn
@@ -170,6 +177,8 @@ QUICK_CAPS = dict(
         max_train_rows=32, test_rows=4, max_new_tokens=16, per_device_batch_size=4, logging_steps=1, loss_margin=0.0
     ),
     summaries=dict(test_rows=4, max_new_tokens=24),
+    # The judge reads two articles (four verdicts) of its first 120 words: a 494 M judge on a CPU.
+    evaluation=dict(lambada_rows=8, judge_article_words=120, judge_rows=2, resamples=1000),
     c4_prefetch_train_shards=1,
     optimizer_race_steps=0,
 )

@@ -4,6 +4,7 @@ Written by `python tools/export.py` from the cells marked #@save in
 notebooks/01_t5_small_imdb_finetune.ipynb: edit them there, then rerun the command (tests/test_export.py checks it).
 """
 
+import json
 from pathlib import Path
 from typing import NamedTuple
 
@@ -126,6 +127,18 @@ def score_answers(answers: list[str], truth: list[str]) -> Score:
     )
     correct = sum(p == t for p, t in zip(predicted, truth))
     return Score(correct / len(truth), predicted.count("unknown"), confusion)
+
+
+def write_answers(path, answers: list[str], truth: list[str]) -> Path:
+    """Each review's answer beside its true label word, in the test split's order, as JSON at ``path``: two runs
+    can then be compared review by review (lessons 02 and 05).
+
+    Defined in notebooks/01_t5_small_imdb_finetune.ipynb, section "Accuracy before fine-tuning".
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"answers": list(answers), "truth": list(truth)}))
+    return path
 
 
 def training_arguments(config) -> Seq2SeqTrainingArguments:

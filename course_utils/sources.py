@@ -31,6 +31,7 @@ HUB_DATA_FILES = {
         "validation": f"en/c4-validation.*-of-{C4_VALIDATION_SHARDS:05d}.json.gz",
     },
     ("databricks/databricks-dolly-15k", None): {"train": "databricks-dolly-15k.jsonl"},
+    ("EleutherAI/lambada_openai", "default"): {"test": "default/test/*.parquet"},
 }
 
 

@@ -3,6 +3,7 @@
     config = summary_config(profile)                  # lesson 03's settings: profile.summaries applied
     prepared = prepare_summarizer("standin:t5-small", WarmUp(4, 5e-3), cnn["train"])   # cached under .cache/
     trainer = warmup_trainer(model, tokenizer, training_set, warmup, output_dir)   # what prepare_summarizer runs
+    write_per_article(path, ids, articles, references, summaries, scores)   # each article's summaries, for lesson 05
 
 The summaries themselves are written by the cells of notebook 03 (``summarizers.py``).
 """
@@ -191,3 +192,43 @@ def _warm_up(
     trainer.save_model(str(Path(folder) / "model"))
     tokenizer.save_pretrained(str(Path(folder) / "model"))
     return seconds, losses[-1] if losses else float("nan")
+
+
+def write_per_article(
+    path,
+    ids: Sequence[str],
+    articles: Sequence[str],
+    references: Sequence[str],
+    summaries: dict[str, Sequence[str]],
+    scores: dict[str, dict[str, Sequence[float]]],
+) -> Path:
+    """Each scored article with its reference, every system's summary of it and that summary's ROUGE (``scores``:
+    system -> ROUGE type -> one F per article), as JSON at ``path``; lesson 05 compares the systems article by
+    article. Every list must have one entry per article, or nothing is written."""
+    n = len(ids)
+    lengths = {"articles": len(articles), "references": len(references)}
+    lengths |= {f"summaries of {s}": len(texts) for s, texts in summaries.items()}
+    lengths |= {f"{kind} of {s}": len(values) for s, kinds in scores.items() for kind, values in kinds.items()}
+    wrong = {what: length for what, length in lengths.items() if length != n}
+    if wrong or set(summaries) != set(scores):
+        raise InputError(
+            f"write_per_article needs one entry per article ({n} ids) and scores for every system; got {wrong}, "
+            f"systems {sorted(summaries)} with scores for {sorted(scores)}."
+        )
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        json.dumps(
+            {
+                "ids": list(ids),
+                "articles": list(articles),
+                "references": list(references),
+                "summaries": {system: list(texts) for system, texts in summaries.items()},
+                "scores": {
+                    s: {kind: [float(v) for v in values] for kind, values in kinds.items()}
+                    for s, kinds in scores.items()
+                },
+            }
+        )
+    )
+    return path

@@ -33,6 +33,8 @@ SIZES = {
     "c4": {"train": 2000, "validation": 200},
     # databricks-dolly-15k has one split of 15,011 rows; lab 01L holds its own test rows out of it.
     "dolly": {"train": 600},
+    # EleutherAI/lambada_openai has one split, test, of 5,153 passages.
+    "lambada": {"test": 200},
 }
 
 # --------------------------------------------------------------------------- word lists
@@ -805,6 +807,46 @@ def dolly_row(rng: random.Random) -> dict:
     return {"instruction": instruction, "context": context, "response": response, "category": category}
 
 
+# --------------------------------------------------------------------------- LAMBADA (OpenAI's version)
+
+
+# A passage whose last word the reader can only guess from the passage: a name, a place or a thing it
+# mentioned sentences before. As in LAMBADA, the text has no final full stop; the target is its last word.
+def lambada_passage(rng: random.Random) -> dict:
+    first, other = distinct(rng, lambda r: pick(r, FIRST_NAMES), 2)
+    place = pick(rng, PLACES)
+    dish, gadget, season = pick(rng, DISHES), pick(rng, GADGETS), pick(rng, SEASONS)
+    kind = rng.randrange(4)
+    if kind == 0:
+        text = (
+            f"{first} had not been back to {place} since the {season} the factory closed. The streets looked smaller "
+            f"now, and the bakery on the corner had become a phone shop. {other} met the train and carried the bags "
+            f"without a word. Later, over tea, {other} asked what had made the trip worth it after all these years. "
+            f"{first} thought for a while and said that nothing was quite like {place}"
+        )
+    elif kind == 1:
+        text = (
+            f"Every {season} {first} cooked the same {dish.split()[-1]} for the whole street. The recipe came from "
+            f"a grandmother nobody else remembered, and it was written on a card kept in the drawer. When {other} "
+            f"moved in next door, the first knock on the door came with a warm plate of "
+            f"{dish.split()[-1]}"
+        )
+    elif kind == 2:
+        item = gadget.split()[-1]
+        text = (
+            f"The {gadget} arrived on a Tuesday, two weeks late, in a box far too large for it. {first} read the "
+            f"manual twice and still could not find the switch. {other} laughed, pressed the only button on the back, "
+            f"and the room filled with light from the little {item}"
+        )
+    else:
+        text = (
+            f"Nobody in the village expected {first} to win the race. {other} had trained all {season}, and the "
+            f"bookmakers in {place} had stopped taking bets. But on the last hill {other} slowed, a cramp in one leg, "
+            f"and the crowd watched in silence as the lead passed to {first}"
+        )
+    return {"text": text}
+
+
 # --------------------------------------------------------------------------- driver
 
 
@@ -829,6 +871,9 @@ def build_all(seed: int = SEED, sizes: dict | None = None) -> dict[str, str]:
     for split, n in sizes["dolly"].items():
         rng = split_rng(seed, "dolly", split)
         files[f"dolly/{split}.jsonl"] = [dolly_row(rng) for _ in range(n)]
+    for split, n in sizes["lambada"].items():
+        rng = split_rng(seed, "lambada", split)
+        files[f"lambada/{split}.jsonl"] = [lambada_passage(rng) for _ in range(n)]
     return {path: "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows) for path, rows in files.items()}
 
 

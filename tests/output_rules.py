@@ -6,7 +6,7 @@ compiler's error lines, commands that list every default flag.
 conftest.py applies it to every cell nbval runs (the smoke notebooks and the labs' solutions), and
 test_rehearsal.py to the notebooks the full profile executed. A progress bar is allowed only where the
 student waits on real work: the course's own generation bars (``generation.generate_in_order``: "generate",
-"t5 summaries", "gpt-2 summaries"); the Trainer's training progress is an HTML table, not a bar widget.
+"t5 summaries", "gpt-2 summaries") and lesson 05's judge ("judge"); the Trainer's training progress is an HTML table, not a bar widget.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
-ALLOWED_BARS = ("generate", "t5 summaries", "gpt-2 summaries")
+ALLOWED_BARS = ("generate", "t5 summaries", "gpt-2 summaries", "judge")
 MAX_FLAGS = 19  # a printed command with 20 flags lists defaults, not what the run changes
 COMPILER_NOISE = ("collect2", "/usr/bin/ld:")
 FLAG = re.compile(r"(?:^|\s)--[a-z]")

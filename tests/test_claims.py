@@ -40,6 +40,10 @@ GUARDED = {
     "04": [
         "A freshly initialised T5 v1.1 scores worse than uniform guessing.",
     ],
+    "05": [
+        "The scripted judge is consistent on every article whose two summaries differ in length.",
+        "The length test flags the scripted judge, which chose the longer summary every time.",
+    ],
 }
 
 

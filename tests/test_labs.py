@@ -72,8 +72,8 @@ def solution_namespace(lab: str, stop_at: str | None = None) -> dict:
 # --------------------------------------------------------------------------- student copies
 
 
-def test_there_are_five_labs_and_each_has_a_student_copy():
-    assert sorted(SOLUTIONS) == ["00L", "01L", "02L", "03L", "04L"]
+def test_there_are_six_labs_and_each_has_a_student_copy():
+    assert sorted(SOLUTIONS) == ["00L", "01L", "02L", "03L", "04L", "05L"]
     for path in SOLUTIONS.values():
         assert labs.student_path(path).exists(), path
 
@@ -185,6 +185,13 @@ def lab_calls(lab: str, answers: dict) -> dict:
             "cosine_schedule": lambda: check.cosine_schedule(a["cosine_lr"]),
             "adamw_rms_step": lambda: check.adamw_rms_step(a["adamw_rms_step"]),
         },
+        "05L": {
+            "bootstrap_difference": lambda: check.bootstrap_difference(a["bootstrap_difference"]),
+            "consistent_winners": lambda: check.consistent_winners(a["consistent_winners"]),
+            "win_rate": lambda: check.win_rate(a["win_rate"]),
+            "cohen_kappa": lambda: check.cohen_kappa(a["cohen_kappa"]),
+            "lm_eval_yaml": lambda: check.lm_eval_yaml(a["capitals_task"](), a["profile"].models["gpt2"]),
+        },
         "01L": {
             "prompt_template": lambda: check.prompt_template(a["build_prompt"]),
             "prompt_masked": lambda: check.prompt_masked(a["tokenize_example"], a["tokenizer"]),
@@ -201,7 +208,7 @@ def lab_calls(lab: str, answers: dict) -> dict:
 @pytest.fixture(scope="module")
 def solved():
     """Each lab's right answers: its solution's cells run here (lab 01L up to its training, plus a LoRA model)."""
-    answers = {lab: solution_namespace(lab) for lab in ("00L", "02L", "03L", "04L")}
+    answers = {lab: solution_namespace(lab) for lab in ("00L", "02L", "03L", "04L", "05L")}
     instruct = solution_namespace("01L", stop_at="import time")
     instruct["trainer"] = finished_trainer([(1, 8.0), (10, 5.0), (20, 3.1)])
     instruct["lora_model"] = lora_model(instruct)
@@ -236,7 +243,7 @@ def lora_model(namespace, rank=None, targets=None):
     )
 
 
-@pytest.mark.parametrize("lab", ["00L", "01L", "02L", "03L", "04L"])
+@pytest.mark.parametrize("lab", ["00L", "01L", "02L", "03L", "04L", "05L"])
 def test_the_solutions_answers_pass_every_check(solved, lab):
     for call in lab_calls(lab, solved[lab]).values():
         call()
@@ -244,8 +251,45 @@ def test_the_solutions_answers_pass_every_check(solved, lab):
 
 def wrong_answers(ok: dict) -> list[tuple[str, str, str, object]]:
     """(lab, check that must raise, the mistake, the wrong answer), built from the right answers ``ok``."""
-    fits, zero, rouge, nano, ins = ok["00L"], ok["02L"], ok["03L"], ok["04L"], ok["01L"]
+    fits, zero, rouge, nano, ins, judged = ok["00L"], ok["02L"], ok["03L"], ok["04L"], ok["01L"], ok["05L"]
     import math
+
+    def systems_apart(a, b, resamples, seed):  # each system's scores resampled on its own: the pairs broken
+        rng = np.random.default_rng(seed)
+        a, b = np.asarray(a), np.asarray(b)
+        pick = lambda s: s[rng.integers(0, len(s), size=(resamples, len(s)))].mean(axis=1)  # noqa: E731
+        return pick(b) - pick(a)
+
+    def without_replacement(a, b, resamples, seed):  # every resample is a permutation: the same mean each time
+        rng = np.random.default_rng(seed)
+        rows = np.array([rng.permutation(len(a)) for _ in range(resamples)])
+        return np.asarray(b)[rows].mean(axis=1) - np.asarray(a)[rows].mean(axis=1)
+
+    def first_order_only(verdicts):  # the first verdict taken at its word, the second order ignored
+        return ["x" if first == "A" else "y" for first, _ in verdicts]
+
+    def orders_swapped(verdicts):
+        return [{("A", "B"): "y", ("B", "A"): "x"}.get(tuple(pair)) for pair in verdicts]
+
+    def over_all_articles(winners, system):  # the dropped verdicts left in the total
+        return sum(w == system for w in winners) / len(winners) if any(winners) else None
+
+    def flips_as_half_wins(winners, system):
+        return (sum(w == system for w in winners) + 0.5 * winners.count(None)) / len(winners) if any(winners) else None
+
+    def raw_agreement(first, second):
+        return sum(x == y for x, y in zip(first, second)) / len(first)
+
+    def uniform_chance(first, second):  # p_e as if every label were equally likely
+        observed, labels = raw_agreement(first, second), len(set(first) | set(second))
+        return (observed - 1 / labels) / (1 - 1 / labels)
+
+    def one_raters_shares(first, second):  # p_e from the first rater's shares alone
+        observed, shares = raw_agreement(first, second), Counter(first)
+        expected = sum((count / len(first)) ** 2 for count in shares.values())
+        return (observed - expected) / (1 - expected)
+
+    capitals = judged["capitals_task"]()
 
     def no_position_biases(config):
         return fits["t5_parameters"](config) - 2 * config.relative_attention_num_buckets * config.num_heads
@@ -648,6 +692,44 @@ def wrong_answers(ok: dict) -> list[tuple[str, str, str, object]]:
             {"lora_model": lora_model(ins, targets=("query_key_value", "dense"))},
         ),
         ("01L", "lora_parameters", "the base model left trainable", {"lora_model": unfrozen(ins)}),
+        ("05L", "bootstrap_difference", "each system resampled on its own", {"bootstrap_difference": systems_apart}),
+        (
+            "05L",
+            "bootstrap_difference",
+            "items drawn without replacement",
+            {"bootstrap_difference": without_replacement},
+        ),
+        (
+            "05L",
+            "bootstrap_difference",
+            "a - b instead of b - a",
+            {"bootstrap_difference": lambda a, b, r, s: -judged["bootstrap_difference"](a, b, r, s)},
+        ),
+        ("05L", "consistent_winners", "the first order's verdict only", {"consistent_winners": first_order_only}),
+        ("05L", "consistent_winners", "the orders' roles swapped", {"consistent_winners": orders_swapped}),
+        ("05L", "win_rate", "the dropped verdicts left in the total", {"win_rate": over_all_articles}),
+        ("05L", "win_rate", "a flipped verdict counted as half a win", {"win_rate": flips_as_half_wins}),
+        ("05L", "cohen_kappa", "the raw agreement", {"cohen_kappa": raw_agreement}),
+        ("05L", "cohen_kappa", "chance as if the labels were equally likely", {"cohen_kappa": uniform_chance}),
+        ("05L", "cohen_kappa", "chance from one rater's shares", {"cohen_kappa": one_raters_shares}),
+        (
+            "05L",
+            "lm_eval_yaml",
+            "the prompt without its Answer: line",
+            {"capitals_task": lambda: capitals.replace("\\nAnswer:", "")},
+        ),
+        (
+            "05L",
+            "lm_eval_yaml",
+            "the same four choices for every row",
+            {"capitals_task": lambda: capitals.replace('"{{choices}}"', '["Lyon", "Paris", "Nice", "Lille"]')},
+        ),
+        (
+            "05L",
+            "lm_eval_yaml",
+            "output_type loglikelihood",
+            {"capitals_task": lambda: capitals.replace("multiple_choice", "loglikelihood")},
+        ),
     ]
 
 

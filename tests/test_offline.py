@@ -136,9 +136,11 @@ def test_prefetch_asks_for_every_full_asset(monkeypatch, tmp_path):
         "gpt2",
         "google/t5-v1_1-base",
         "EleutherAI/pythia-70m-deduped",
+        "Qwen/Qwen2.5-0.5B-Instruct",
         "stanfordnlp/imdb (default)",
         "abisee/cnn_dailymail (3.0.0)",
         "databricks/databricks-dolly-15k (default)",
+        "EleutherAI/lambada_openai (default)",
         "allenai/c4",
     ]
     # Data sets come as their files in the Hub's layout, which is all the offline run reads.
@@ -153,6 +155,7 @@ def test_prefetch_asks_for_every_full_asset(monkeypatch, tmp_path):
         ["3.0.0/train-*.parquet", "3.0.0/validation-*.parquet", "3.0.0/test-*.parquet"],
     ) in calls
     assert ("databricks/databricks-dolly-15k", "dataset", ["databricks-dolly-15k.jsonl"]) in calls  # its one file
+    assert ("EleutherAI/lambada_openai", "dataset", ["default/test/*.parquet"]) in calls  # lm-eval's lambada_openai
     c4 = [c for c in calls if c[0] == "allenai/c4"][0]
     assert c4[1] == "dataset" and len(c4[2]) == 8 + 1
     assert ("t5-small", "model", ["*.json", "*.safetensors", "*.model", "*.txt"]) in calls

@@ -20,8 +20,9 @@ def test_smoke_is_offline_cpu_with_standins_and_shipped_data():
         "gpt2": "standin:gpt2",
         "t5_v1_1_base": "standin:t5-v1_1-base",
         "pythia": "standin:pythia-70m-deduped",
+        "judge": "standin:Qwen2.5-0.5B-Instruct",
     }
-    for source in (smoke.imdb, smoke.cnn_dailymail, smoke.c4, smoke.dolly):
+    for source in (smoke.imdb, smoke.cnn_dailymail, smoke.c4, smoke.dolly, smoke.lambada):
         assert Path(source.path).is_dir() and source.config is None
 
 
@@ -34,7 +35,9 @@ def test_full_names_the_hub_models_and_data_sets():
         "gpt2": "gpt2",
         "t5_v1_1_base": "google/t5-v1_1-base",
         "pythia": "EleutherAI/pythia-70m-deduped",
+        "judge": "Qwen/Qwen2.5-0.5B-Instruct",
     }
+    assert full.lambada == DataSource("EleutherAI/lambada_openai", "default")
     assert full.imdb == DataSource("stanfordnlp/imdb")
     assert full.cnn_dailymail == DataSource("abisee/cnn_dailymail", "3.0.0")
     assert full.c4 == DataSource("allenai/c4", "en")

@@ -24,9 +24,11 @@ NOTEBOOKS = (
     "02_deepspeed_zero",
     "03_cnn_dailymail_rouge",
     "04_nanot5_pretraining",
+    "05_is_it_really_better",
     "01L_instruction_tuning",
     "03L_rouge_from_scratch",
     "04L_nanot5_parts",
+    "05L_evaluation_by_hand",
 )
 
 
@@ -55,10 +57,12 @@ def test_prefetch_filled_the_cache_through_huggingface_hub(rehearsal):
         "models--gpt2",
         "models--google--t5-v1_1-base",
         "models--EleutherAI--pythia-70m-deduped",
+        "models--Qwen--Qwen2.5-0.5B-Instruct",
         "datasets--stanfordnlp--imdb",
         "datasets--abisee--cnn_dailymail",
         "datasets--allenai--c4",
         "datasets--databricks--databricks-dolly-15k",
+        "datasets--EleutherAI--lambada_openai",
     ):
         assert (hub / repo / "refs" / "main").exists(), repo  # written by huggingface_hub, not by hand
     snapshot = next((hub / "datasets--allenai--c4" / "snapshots").iterdir())
@@ -74,6 +78,11 @@ def test_prefetch_filled_the_cache_through_huggingface_hub(rehearsal):
     assert [p.name for p in dolly.iterdir() if p.suffix == ".jsonl"] == ["databricks-dolly-15k.jsonl"]
     pythia = next((hub / "models--EleutherAI--pythia-70m-deduped" / "snapshots").iterdir())
     assert json.loads((pythia / "config.json").read_text())["torch_dtype"] == "float16"  # as published
+    judge = next((hub / "models--Qwen--Qwen2.5-0.5B-Instruct" / "snapshots").iterdir())
+    assert json.loads((judge / "config.json").read_text()) == PUBLISHED_CONFIGS["Qwen/Qwen2.5-0.5B-Instruct"]
+    assert "chat_template" in json.loads((judge / "tokenizer_config.json").read_text())  # the judge's prompt needs it
+    lambada = next((hub / "datasets--EleutherAI--lambada_openai" / "snapshots").iterdir())
+    assert [p.name for p in (lambada / "default" / "test").iterdir()] == ["0000.parquet"]
 
 
 def test_the_executed_notebooks_show_no_noise(rehearsal):
@@ -110,4 +119,8 @@ def test_every_notebook_ran_offline_at_full_size(rehearsal):
     assert lab["trainable_parameters_full"]["value"] == PUBLISHED_PARAMETERS["EleutherAI/pythia-70m-deduped"]
     assert lab["trainable_parameters_lora"]["value"] == 6 * 8 * (512 + 3 * 512)
     assert lab["examples_train"]["value"] == 32 and lab["examples_test"]["value"] == 4
+    # Lesson 05 at full size: lm-eval's own lambada_openai task on the published GPT-2 shape, the 494 M judge.
+    evaluation = figures["05_is_it_really_better"]
+    assert evaluation["judge_articles"]["value"] == 2
+    assert 0 <= evaluation["lambada_accuracy"]["value"] <= 1 and evaluation["lambada_perplexity"]["value"] > 1
     assert "(lessons " in report and " labs " in report  # the labs' time counted apart

@@ -43,6 +43,7 @@ EXPORTS = (
     Export("notebooks/02_deepspeed_zero.ipynb", "course_utils/zero_memory.py"),
     Export("notebooks/03_cnn_dailymail_rouge.ipynb", "course_utils/summarizers.py"),
     Export("notebooks/04_nanot5_pretraining.ipynb", "course_utils/pretraining/loop.py"),
+    Export("notebooks/05_is_it_really_better.ipynb", "course_utils/evaluation.py"),
 )
 
 

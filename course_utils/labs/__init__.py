@@ -12,6 +12,8 @@
 - ``zero_by_hand``        lab 02L: a ZeRO-3 offload config, model-state bytes, the fastest setup that fits
 - ``rouge_from_scratch``  lab 03L: ROUGE's tokens, ROUGE-N, ROUGE-L and Lead-3
 - ``nanot5_parts``        lab 04L: noise mask, sentinels, schedule and the AdamW step
+- ``evaluation_by_hand``  lab 05L: the paired bootstrap, the judge's consistency filter and win rate, Cohen's kappa,
+                          an lm-eval task
 
 The student copies of the labs are written from their solutions by ``python tools/labs.py``.
 """

@@ -10,9 +10,11 @@ and either prints one short line or raises ``CheckFailed`` with what it expected
 | 02L ZeRO by hand | zero3_offload_config, model_state_bytes, cheapest_setup |
 | 03L ROUGE from scratch | rouge_tokens, rouge_n, rouge_l, lead_3 |
 | 04L nanoT5's parts | noise_mask, sentinels, cosine_schedule, adamw_rms_step |
+| 05L evaluation by hand | bootstrap_difference, consistent_winners, win_rate, cohen_kappa, lm_eval_yaml |
 | every lab | question (the multiple-choice questions) |
 """
 
+from .evaluation_by_hand import bootstrap_difference, cohen_kappa, consistent_winners, lm_eval_yaml, win_rate
 from .instruction_tuning import (
     eos_learned,
     lora_parameters,
@@ -35,6 +37,7 @@ CHECKS = {
     "02L": (zero3_offload_config, model_state_bytes, cheapest_setup),
     "03L": (rouge_tokens, rouge_n, rouge_l, lead_3),
     "04L": (noise_mask, sentinels, cosine_schedule, adamw_rms_step),
+    "05L": (bootstrap_difference, consistent_winners, win_rate, cohen_kappa, lm_eval_yaml),
 }
 
 __all__ = ["CHECKS", "CheckFailed", "question", *(f.__name__ for checks in CHECKS.values() for f in checks)]

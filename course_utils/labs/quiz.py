@@ -312,6 +312,79 @@ QUESTIONS = {
             "d",
         ),
     ),
+    "05L": (
+        Question(
+            "Two summarizers are scored on the same 100 articles. Why resample the articles, both systems' scores "
+            "together, rather than each system's scores on its own?",
+            (
+                (
+                    "It is faster: one draw serves both systems.",
+                    "It is a little faster, but that is not why: the two ways give different intervals.",
+                ),
+                (
+                    "An article that is hard for one system is hard for the other, so resampling the pairs keeps that "
+                    "and measures the spread of the difference itself.",
+                    "Right: the shared difficulty cancels in the difference; resampled apart, it is counted as noise.",
+                ),
+                (
+                    "scipy.stats.bootstrap cannot resample two samples apart.",
+                    "It can (paired=False); the question is which one measures the difference between the systems.",
+                ),
+                (
+                    "Resampled on its own, each system's interval would come out too narrow.",
+                    "Each system's own interval is the same either way; it is the difference's that comes out too "
+                    "wide when the pairs are broken.",
+                ),
+            ),
+            "b",
+        ),
+        Question(
+            "Why does lm-eval's multiple-choice scoring never answer 'unknown', where lesson 01's generate can?",
+            (
+                (
+                    "It generates again until the model writes one of the choices.",
+                    "It never generates for a multiple-choice task.",
+                ),
+                (
+                    "It maps an answer outside the choices to the most frequent label.",
+                    "There is no answer outside the choices to map: the model only scores the choices offered.",
+                ),
+                (
+                    "It leaves out the rows the model cannot answer.",
+                    "Every row is scored; leaving rows out would make the accuracy look better than it is.",
+                ),
+                (
+                    "It scores each given choice by the log-likelihood of its tokens after the prompt and picks the "
+                    "highest, so the answer is always one of the choices.",
+                    "Right: the model is never asked to write; a model that would ramble still gets its likelier choice.",
+                ),
+            ),
+            "d",
+        ),
+        Question(
+            "A judge answers 'A' for every pair, in both orders. What is the win rate of the summary shown first in "
+            "the first order?",
+            (
+                (
+                    "100 %: it always chose that summary when it came first.",
+                    "It chose whatever came first, in both orders: that is position, not preference.",
+                ),
+                (
+                    "50 %: each summary won once per article.",
+                    "Counting flipped verdicts as half a win each hides the bias instead of removing it.",
+                ),
+                (
+                    "None: every verdict flips with the order, so none is kept, and there is no rate to give.",
+                    "Right: the consistency filter drops every verdict; a rate over zero verdicts does not exist.",
+                ),
+                (
+                    "0 %: the second order's verdict overrides the first.",
+                    "Neither order overrides the other; a verdict counts only when both orders agree.",
+                ),
+            ),
+            "c",
+        ),
+    ),
 }
 
 

@@ -10,13 +10,17 @@ fetches the real ones. What they hold:
   vocabulary of 32,128), GPT-2's a 50,257-entry byte-level BPE ending in ``<|endoftext|>``. The
   corpus supports far fewer pieces than that, so the rest are placeholders that never match text.
   The T5 tokenizers' configs leave ``model_max_length`` out, as some Hub repos do.
+- ``Qwen/Qwen2.5-0.5B-Instruct`` (lesson 05's judge) with its published config, its weights in bfloat16 as
+  published, and a Qwen2 tokenizer of the published size: a byte-level BPE of 151,643 entries, then Qwen's 22
+  special tokens (``<|endoftext|>`` 151643, ``<|im_start|>``, ``<|im_end|>`` ...), with its ChatML chat template.
 - ``EleutherAI/pythia-70m-deduped`` (lab 01L) with its published config, its weights in float16 as
   published (transformers 5 loads a checkpoint in its stored dtype unless told otherwise), and a
   GPT-NeoX tokenizer of the published size: 50,277 entries, ``<|endoftext|>`` as id 0 and
   ``<|padding|>`` as id 1, with no pad token named, in a model vocabulary of 50,304.
 - ``stanfordnlp/imdb`` (``plain_text`` parquet), ``abisee/cnn_dailymail`` (``3.0.0`` parquet),
   ``allenai/c4`` (``en/c4-{train,validation}.NNNNN-of-NNNNN.json.gz``) and
-  ``databricks/databricks-dolly-15k`` (one ``databricks-dolly-15k.jsonl``), with the rows of ``data/``
+  ``databricks/databricks-dolly-15k`` (one ``databricks-dolly-15k.jsonl``) and ``EleutherAI/lambada_openai``
+  (``default/test/0000.parquet``, a ``text`` column), with the rows of ``data/``
   in the Hub's file names and formats.
 
     python tests/rehearsal/hub_repos.py [--root .cache/rehearsal]    # build (or find) them all
@@ -46,6 +50,13 @@ from course_utils.standins import corpus_files, iter_corpus  # noqa: E402
 T5_PIECES, T5_EXTRA_IDS, T5_MODEL_VOCAB = 32_000, 100, 32_128
 GPT2_VOCAB = 50_257
 PYTHIA_TOKENS, PYTHIA_MODEL_VOCAB = 50_277, 50_304
+QWEN_BPE, QWEN_MODEL_VOCAB = 151_643, 151_936
+# Qwen2.5's 22 special tokens, ids 151643 to 151664, in order.
+QWEN_SPECIAL_TOKENS = (
+    "<|endoftext|> <|im_start|> <|im_end|> <|object_ref_start|> <|object_ref_end|> <|box_start|> <|box_end|> "
+    "<|quad_start|> <|quad_end|> <|vision_start|> <|vision_end|> <|vision_pad|> <|image_pad|> <|video_pad|> "
+    "<tool_call> </tool_call> <|fim_prefix|> <|fim_middle|> <|fim_suffix|> <|fim_pad|> <|repo_name|> <|file_sep|>"
+).split()
 _T5_COMMON = dict(
     architectures=["T5ForConditionalGeneration"],
     d_kv=64,
@@ -148,6 +159,31 @@ PUBLISHED_CONFIGS = {
         "use_parallel_residual": True,
         "vocab_size": PYTHIA_MODEL_VOCAB,
     },
+    "Qwen/Qwen2.5-0.5B-Instruct": {
+        "architectures": ["Qwen2ForCausalLM"],
+        "attention_dropout": 0.0,
+        "bos_token_id": 151643,
+        "eos_token_id": 151645,
+        "hidden_act": "silu",
+        "hidden_size": 896,
+        "initializer_range": 0.02,
+        "intermediate_size": 4864,
+        "max_position_embeddings": 32768,
+        "max_window_layers": 21,
+        "model_type": "qwen2",
+        "num_attention_heads": 14,
+        "num_hidden_layers": 24,
+        "num_key_value_heads": 2,
+        "rms_norm_eps": 1e-06,
+        "rope_theta": 1000000.0,
+        "sliding_window": 32768,
+        "tie_word_embeddings": True,
+        "torch_dtype": "bfloat16",
+        "transformers_version": "4.43.1",
+        "use_cache": True,
+        "use_sliding_window": False,
+        "vocab_size": QWEN_MODEL_VOCAB,
+    },
 }
 # Parameters of the published models (model cards; T5 v1.1 with its own output layer).
 PUBLISHED_PARAMETERS = {
@@ -156,19 +192,31 @@ PUBLISHED_PARAMETERS = {
     "google/t5-v1_1-base": 247_577_856,
     "gpt2": 124_439_808,
     "EleutherAI/pythia-70m-deduped": 70_426_624,
+    "Qwen/Qwen2.5-0.5B-Instruct": 494_032_768,
 }
 GENERATION_CONFIGS = {
     "t5": {"decoder_start_token_id": 0, "eos_token_id": 1, "pad_token_id": 0},
     "gpt2": {"bos_token_id": 50256, "eos_token_id": 50256},
     "gpt_neox": {"bos_token_id": 0, "eos_token_id": 0},
+    "qwen2": {
+        "bos_token_id": 151643,
+        "do_sample": True,
+        "eos_token_id": [151645, 151643],
+        "pad_token_id": 151643,
+        "repetition_penalty": 1.1,
+        "temperature": 0.7,
+        "top_k": 20,
+        "top_p": 0.8,
+    },
 }
 # Published in float16: the weights are saved in it, as the Hub's files are.
 FLOAT16_WEIGHTS = ("EleutherAI/pythia-70m-deduped",)
+BFLOAT16_WEIGHTS = ("Qwen/Qwen2.5-0.5B-Instruct",)
 # Repos given only PyTorch's pickled pytorch_model.bin, as older Hub repos may hold, so that the
 # prefetch's fallback for repos without safetensors runs (lesson 04 loads these weights).
 PYTORCH_WEIGHTS_ONLY = ("google/t5-v1_1-base",)
 C4_TRAIN_SHARDS = 8  # of the Hub's 1,024: as many as `course prefetch --profile full` takes
-RECIPE = 3  # bump when the build changes in a way the fingerprint does not see
+RECIPE = 4  # bump when the build changes in a way the fingerprint does not see
 
 
 def t5_tokenizer(texts):
@@ -226,6 +274,39 @@ def gpt_neox_tokenizer(texts):
     return tokenizer
 
 
+def qwen2_tokenizer(texts):
+    """A Qwen2Tokenizer of Qwen2.5's size: a byte-level BPE trained on ``texts`` padded with placeholders to 151,643
+    entries, then the 22 special tokens; <|im_end|> ends a turn, <|endoftext|> pads, no BOS; ChatML's template."""
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import AddedToken, Qwen2Tokenizer
+
+    from course_utils.standins import QWEN_CHAT_TEMPLATE
+
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(texts, vocab_size=QWEN_BPE, min_frequency=2)
+    trained = json.loads(bpe._tokenizer.to_str())["model"]
+    vocab = dict(trained["vocab"])
+    vocab.update({f"<unused_{i}>": i for i in range(len(vocab), QWEN_BPE)})
+    vocab.update({token: QWEN_BPE + i for i, token in enumerate(QWEN_SPECIAL_TOKENS)})  # their published ids
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
+    tokenizer = Qwen2Tokenizer(
+        vocab=vocab,
+        merges=merges,
+        unk_token=None,
+        bos_token=None,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        model_max_length=131072,
+    )
+    tokenizer.add_special_tokens(
+        {"additional_special_tokens": [AddedToken(t, special=True) for t in QWEN_SPECIAL_TOKENS[1:]]}
+    )
+    if tokenizer.convert_tokens_to_ids("<|im_end|>") != 151645 or len(tokenizer) != QWEN_BPE + len(QWEN_SPECIAL_TOKENS):
+        raise RuntimeError(f"the Qwen2 tokenizer came out with {len(tokenizer)} entries, <|im_end|> not at 151645")
+    tokenizer.chat_template = QWEN_CHAT_TEMPLATE
+    return tokenizer
+
+
 def write_model_repo(name: str, folder: Path, texts: list[str]) -> None:
     """Published config, seeded random weights and a trained tokenizer of the published size, in ``folder``."""
     import torch
@@ -246,6 +327,8 @@ def write_model_repo(name: str, folder: Path, texts: list[str]) -> None:
             model = AutoModelForCausalLM.from_config(config)
     if name in FLOAT16_WEIGHTS:
         model = model.half()
+    if name in BFLOAT16_WEIGHTS:
+        model = model.bfloat16()
     count = sum(p.numel() for p in model.parameters())
     if count != PUBLISHED_PARAMETERS[name]:
         raise RuntimeError(
@@ -265,7 +348,7 @@ def write_model_files(name: str, folder: Path, texts: list[str], tokenizer=None)
     published = PUBLISHED_CONFIGS[name]
     family = published["model_type"]
     folder.mkdir(parents=True, exist_ok=True)
-    tokenizers = {"t5": t5_tokenizer, "gpt2": gpt2_tokenizer, "gpt_neox": gpt_neox_tokenizer}
+    tokenizers = {"t5": t5_tokenizer, "gpt2": gpt2_tokenizer, "gpt_neox": gpt_neox_tokenizer, "qwen2": qwen2_tokenizer}
     tokenizer = tokenizer or tokenizers[family](texts)
     tokenizer.save_pretrained(folder)
     (folder / "config.json").write_text(json.dumps(published, indent=2) + "\n")  # the Hub's file, not transformers 5's
@@ -354,11 +437,24 @@ def write_dolly(folder: Path) -> None:
     (folder / "README.md").write_text("---\nlicense: cc-by-sa-3.0\n---\n# databricks-dolly-15k\n\nRehearsal copy.\n")
 
 
+def write_lambada(folder: Path) -> None:
+    """EleutherAI/lambada_openai: default/test/0000.parquet (one ``text`` column), as the Hub's parquet conversion."""
+    from datasets import Dataset
+
+    (folder / "default" / "test").mkdir(parents=True)
+    Dataset.from_list(_rows(ROOT / "data" / "lambada" / "test.jsonl")).to_parquet(
+        str(folder / "default" / "test" / "0000.parquet")
+    )
+    configs = [{"config_name": "default", "data_files": [{"split": "test", "path": "default/test/*"}], "default": True}]
+    (folder / "README.md").write_text(_card("LAMBADA (OpenAI)", configs))
+
+
 DATASETS = {
     "stanfordnlp/imdb": write_imdb,
     "abisee/cnn_dailymail": write_cnn_dailymail,
     "allenai/c4": write_c4,
     "databricks/databricks-dolly-15k": write_dolly,
+    "EleutherAI/lambada_openai": write_lambada,
 }
 
 

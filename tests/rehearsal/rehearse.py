@@ -37,7 +37,7 @@ from hub_server import HubServer  # noqa: E402
 
 # Every lesson, and the labs that read the full profile's models or data: labs 00L and 02L are arithmetic on
 # published shapes, the same in both profiles, so nbval's smoke run of them is all there is to see.
-FULL_SIZE_RUN = "00,01,02,03,04,01L,03L,04L"
+FULL_SIZE_RUN = "00,01,02,03,04,05,01L,03L,04L,05L"
 HUB_SWITCHES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_EVALUATE_OFFLINE", "HF_ENDPOINT")
 
 
