@@ -22,6 +22,7 @@ as one room, the house has five floors (``tests/test_repository.py`` measures it
 - ``machine``         the device, its memory and bf16, a matmul rate, DeepSpeed's buildable ops (notebook 00 calls them)
 - ``device_report``   (from notebook 00) library versions, and whether torch.compile builds kernels
 - ``zero_memory``     (from notebook 02) model-state bytes per GPU by the ZeRO paper's formulas
+- ``evaluation``      (from notebook 05) the paired bootstrap and permutation test, the judge's prompt in both orders
 - ``pretrain``        the old command's name, forwarding to ``python -m course_utils.pretraining``
 2. Settings, sources and the machine:
 - ``profiles``        the smoke and full profiles: model names, data sources, each lesson's settings
@@ -32,10 +33,11 @@ as one room, the house has five floors (``tests/test_repository.py`` measures it
   generate and their score
 - ``summarizers``     (from notebook 03) T5 and GPT-2 summaries, their repetition measure, Lead-3 without the byline
 - ``runner``          executes the notebooks with papermill and writes ``report.md``
+- ``eval_setup``      lesson 05's settings, the earlier lessons' outputs it reads, lm-eval's tasks on local files
 3. Loading:
 - ``environment``     a notebook's session: offline switches, one GPU, the output folder
 - ``hub``             the Hugging Face cache: prefetch and what is there offline
-- ``data``            IMDB and CNN/DailyMail with the Hub's columns, from the Hub or ``data/``; IMDB's rows checked
+- ``data``            IMDB, CNN/DailyMail and LAMBADA with the Hub's columns, from the Hub or ``data/``; IMDB's rows checked
 - ``models``          models and tokenizers onto the training device; T5 v1.1's untied output layer
 - ``zero``            DeepSpeed configs checked, launcher variables, model-state memory per ZeRO stage
 - ``instruct``        lab 01L's Dolly-15k, its settings per profile, and the reference prompt, labels and LoRA size

@@ -66,6 +66,19 @@ SHOWN = {
         "run.checkpoint_if_signalled(",
         "run.maybe_save_checkpoint(",
     ],
+    "05": [
+        "integers(0, n, size=(resamples, n))",
+        "stats.bootstrap(",
+        "paired=True",
+        "lm_eval.simple_evaluate(",
+        'backend="seq2seq"',
+        "log_softmax(-1)",
+        "JUDGE_PROMPT = ",
+        "apply_chat_template(",
+        "judge(judge_messages(a, x, y)), judge(judge_messages(a, y, x))",
+        "cohen_kappa_score(",
+        "stats.binomtest(",
+    ],
 }
 
 
@@ -116,9 +129,11 @@ def test_each_lesson_shows_its_code_in_its_cells(lesson):
     assert not missing, f"{path.name} does not show {missing} in a code cell"
 
 
-def test_the_notebooks_import_at_most_25_names_from_the_package():
+def test_the_notebooks_import_at_most_30_names_from_the_package():
+    # A measure, not a rule: 25 for lessons 00 to 04; lesson 05 added eval_setup (one module name for its set-up),
+    # label_word and load_lambada, and lesson 03 write_per_article, the file lesson 05 reads.
     names = set().union(*(imported_names(p) for p in NOTEBOOKS))
-    assert len(names) <= 25, sorted(names)
+    assert len(names) <= 30, sorted(names)
 
 
 @pytest.mark.parametrize("export", EXPORTS, ids=lambda e: e.module)

@@ -7,8 +7,9 @@ import functools
 
 import numpy as np
 
-from ..evaluation import consistent_winners as course_winners
-from ..evaluation import paired_bootstrap, percentile_interval
+from ..eval_setup import lm_eval_task, quiet_lm_eval, write_jsonl
+from ..evaluation import consistent_winners as course_winners, paired_bootstrap, percentile_interval
+from ..models import load_model, load_tokenizer
 from .verdict import close, compare_sequences, fail, passed
 
 
@@ -167,9 +168,6 @@ def requests_of(task_yaml: str, rows: list[dict], folder, model_name: str) -> tu
     import lm_eval
     import yaml
     from lm_eval.models.huggingface import HFLM
-
-    from ..eval_setup import lm_eval_task, quiet_lm_eval, write_jsonl
-    from ..models import load_model, load_tokenizer
 
     folder = Path(folder)
     task_path = folder / "task.yaml"
