@@ -466,6 +466,7 @@ def test_a_repo_without_safetensors_is_prefetched_with_its_pytorch_weights(tmp_p
         imdb=DataSource(str(tmp_path)),
         cnn_dailymail=DataSource(str(tmp_path)),
         dolly=DataSource(str(tmp_path)),
+        lambada=DataSource(str(tmp_path)),
     )
     hub.prefetch(profile, echo=lambda *a, **k: None)
     assert calls == [

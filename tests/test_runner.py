@@ -122,7 +122,8 @@ def test_labs_come_after_the_lessons_and_only_takes_their_numbers():
     lessons = [p.stem for p in find_notebooks(notebooks_dir())]
     everything = [p.stem for p in find_notebooks(notebooks_dir(), labs=True)]
     assert everything[: len(lessons)] == lessons and all(s[2:4] == "L_" for s in everything[len(lessons) :])
-    assert [s[:3] for s in everything[len(lessons) :]] == ["00L", "01L", "02L", "03L", "04L"]
+    assert [s[:3] for s in everything[len(lessons) :]] == ["00L", "01L", "02L", "03L", "04L", "05L"]
+    assert lessons[-1].startswith("05_")  # lesson 05 reads what 01, 03 and 04 wrote: it runs after them
     chosen = find_notebooks(notebooks_dir(), ["01", "01L"], labs=True)
     assert [p.stem[:3] for p in chosen] == ["01_", "01L"] and chosen[1].parent.name == "solutions"
 
