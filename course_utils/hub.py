@@ -26,9 +26,10 @@ from pathlib import Path
 from .offline import STANDIN_PREFIX, MissingAssetError, is_offline, missing_asset_message
 from .sources import C4_TRAIN_SHARDS, C4_VALIDATION_SHARDS, cached_snapshot, data_file_patterns
 
-# Weights as safetensors, plus configs and tokenizer files; skips the .bin/.h5/.msgpack copies
+# Weights as safetensors, plus configs, tokenizer files and a chat template (newer repos keep it in its own
+# chat_template.jinja, as transformers 5 saves it; older ones inside tokenizer_config.json); skips the .bin/.h5/.msgpack copies
 # (the .bin is taken instead where a repo has no safetensors).
-MODEL_FILES = ("*.json", "*.safetensors", "*.model", "*.txt")
+MODEL_FILES = ("*.json", "*.safetensors", "*.model", "*.txt", "*.jinja")
 LEGACY_WEIGHT_FILES = ("pytorch_model*.bin",)  # fetched only for a repo without safetensors
 
 

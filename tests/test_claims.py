@@ -42,7 +42,7 @@ GUARDED = {
     ],
     "05": [
         "The scripted judge is consistent on every article whose two summaries differ in length.",
-        "The length test flags the scripted judge, which chose the longer summary every time.",
+        "Wherever the two summaries differ in length, the scripted judge chose the longer one.",
     ],
 }
 

@@ -158,7 +158,7 @@ def test_prefetch_asks_for_every_full_asset(monkeypatch, tmp_path):
     assert ("EleutherAI/lambada_openai", "dataset", ["default/test/*.parquet"]) in calls  # lm-eval's lambada_openai
     c4 = [c for c in calls if c[0] == "allenai/c4"][0]
     assert c4[1] == "dataset" and len(c4[2]) == 8 + 1
-    assert ("t5-small", "model", ["*.json", "*.safetensors", "*.model", "*.txt"]) in calls
+    assert ("t5-small", "model", ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja"]) in calls
     assert len(calls) == len(fetched)
 
 

@@ -353,6 +353,11 @@ def write_model_files(name: str, folder: Path, texts: list[str], tokenizer=None)
     tokenizer.save_pretrained(folder)
     (folder / "config.json").write_text(json.dumps(published, indent=2) + "\n")  # the Hub's file, not transformers 5's
     (folder / "generation_config.json").write_text(json.dumps(GENERATION_CONFIGS[family], indent=2) + "\n")
+    if (folder / "chat_template.jinja").exists():  # published with transformers 4: the template in the config
+        settings = json.loads((folder / "tokenizer_config.json").read_text())
+        settings["chat_template"] = (folder / "chat_template.jinja").read_text()
+        (folder / "tokenizer_config.json").write_text(json.dumps(settings, indent=2) + "\n")
+        (folder / "chat_template.jinja").unlink()
     if family == "t5":  # as in Hub repos whose tokenizer config never set it: transformers 5 then reports ~1e30
         settings = json.loads((folder / "tokenizer_config.json").read_text())
         settings.pop("model_max_length", None)
