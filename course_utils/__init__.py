@@ -33,13 +33,13 @@ as one room, the house has five floors (``tests/test_repository.py`` measures it
   generate and their score
 - ``summarizers``     (from notebook 03) T5 and GPT-2 summaries, their repetition measure, Lead-3 without the byline
 - ``runner``          executes the notebooks with papermill and writes ``report.md``
-- ``eval_setup``      lesson 05's settings, the earlier lessons' outputs it reads, lm-eval's tasks on local files
 3. Loading:
 - ``environment``     a notebook's session: offline switches, one GPU, the output folder
 - ``hub``             the Hugging Face cache: prefetch and what is there offline
 - ``data``            IMDB, CNN/DailyMail and LAMBADA with the Hub's columns, from the Hub or ``data/``; IMDB's rows checked
 - ``models``          models and tokenizers onto the training device; T5 v1.1's untied output layer
 - ``zero``            DeepSpeed configs checked, launcher variables, model-state memory per ZeRO stage
+- ``eval_setup``      lesson 05's settings, the earlier lessons' outputs it reads, lm-eval's tasks on local files
 - ``instruct``        lab 01L's Dolly-15k, its settings per profile, and the reference prompt, labels and LoRA size
 4. Runs, and the two folders:
 - ``finetune``        lesson 01's fine-tune as one command (lessons 02 and 04 launch it)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .configs import InputError, checked_replace
 from .paths import repo_root
+from .sources import writable_datasets_cache
 
 
 @dataclass(frozen=True)
@@ -114,8 +115,10 @@ def task_file(name: str) -> Path:
 
 def lm_eval_task(yaml_file, data_files: dict[str, str | Path]) -> dict:
     """The task in ``yaml_file`` as a dict that reads its rows from local ``data_files`` ({split: file}), as
-    ``lm_eval.simple_evaluate(tasks=[...])`` takes it: dataset_path becomes the files' format (json or parquet)
-    and the Hub's data set name goes, so nothing is fetched from the Hub."""
+    ``lm_eval.simple_evaluate(tasks=[...])`` takes it. dataset_path becomes the files' format (json or parquet) and
+    the Hub's data set name goes; the rows are read by ``read_local_files`` (lm-eval's ``custom_dataset``), not by
+    ``load_dataset``, which reports every load to the Hub's usage counter unless HF_DATASETS_OFFLINE is set: so
+    nothing leaves the machine, online or off."""
     import yaml
 
     task = yaml.safe_load(Path(yaml_file).read_text())
@@ -125,7 +128,20 @@ def lm_eval_task(yaml_file, data_files: dict[str, str | Path]) -> dict:
     task.pop("dataset_name", None)
     task["dataset_path"] = "parquet" if suffixes == {".parquet"} else "json"
     task["dataset_kwargs"] = {"data_files": {split: str(f) for split, f in data_files.items()}}
+    task["custom_dataset"] = read_local_files
     return task
+
+
+def read_local_files(data_files: dict[str, str], **_):
+    """{split: file} as a DatasetDict, with datasets' own readers (``Dataset.from_json``, ``from_parquet``), as
+    ``sources`` reads the course's data; lm-eval passes its metadata too, which a local file does not need."""
+    from datasets import Dataset, DatasetDict
+
+    def read(path: str):
+        reader = Dataset.from_parquet if path.endswith(".parquet") else Dataset.from_json
+        return reader(path, cache_dir=writable_datasets_cache())
+
+    return DatasetDict({split: read(path) for split, path in data_files.items()})
 
 
 @contextlib.contextmanager

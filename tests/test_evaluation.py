@@ -156,6 +156,23 @@ def test_a_task_on_local_files_has_no_hub_name_left(tmp_path):
         lm_eval_task(task_file("course_imdb"), {"test": data, "train": tmp_path / "x.parquet"})
 
 
+def test_a_local_task_is_read_without_the_network_even_online(tmp_path, monkeypatch):
+    """load_dataset("json") reports each load to the Hub's usage counter unless HF_DATASETS_OFFLINE is set (a
+    compute node told only HF_HUB_OFFLINE=1 would try it): lm_eval_task reads the files itself instead."""
+    import datasets.load
+    from lm_eval.api.task import ConfigurableTask
+
+    def no_counter(*args, **kwargs):
+        raise AssertionError("load_dataset was called: it reports the load to the Hub")
+
+    monkeypatch.setattr(datasets.load, "increase_load_count", no_counter)
+    monkeypatch.setattr(datasets, "load_dataset", no_counter)
+    data = write_jsonl(tmp_path / "reviews.jsonl", [{"text": "a fine film", "label": 1}, {"text": "dull", "label": 0}])
+    task = ConfigurableTask(config=lm_eval_task(task_file("course_imdb"), {"test": data}))
+    assert task.test_docs()["text"] == ["a fine film", "dull"]
+    assert [task.doc_to_target(doc) for doc in task.test_docs()] == [1, 0]
+
+
 def course_loglik_accuracy(model, tokenizer, texts, labels, prefix="sst2 sentence: ", choices=("negative", "positive")):
     """The course's own multiple-choice scorer, in a few lines of torch: each choice's summed log-probability as
     the decoder's output for the prompt (its last 512 tokens, as lm-eval keeps them), the likelier one picked."""
