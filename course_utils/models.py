@@ -13,11 +13,12 @@ says so in one line and names the fix instead of a long traceback.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from .hardware import training_device
+from .offline import STANDIN_PREFIX, MissingAssetError, is_offline
 from .quiet import messages_dropped
-from .offline import STANDIN_PREFIX, missing_as_one_line
 from .standins import ensure_standin
 
 
@@ -29,26 +30,31 @@ def resolve_model(name: str | os.PathLike, cache: str | os.PathLike | None = Non
     return name
 
 
+@contextlib.contextmanager
+def opened(name: str | os.PathLike):
+    """The name ``from_pretrained`` reads for ``name`` (resolved once); a loader's OSError for a model that is
+    not cached while the Hub is off becomes MissingAssetError: one line that names the fix, not a traceback."""
+    path = resolve_model(name)
+    try:
+        yield path
+    except OSError as err:
+        if is_offline() and not os.path.isdir(path):
+            raise MissingAssetError([str(name)]) from err
+        raise
+
+
 # transformers 5 marks every T5 as tied (T5Config forces tie_word_embeddings=True), but T5 v1.1
 # checkpoints have an output layer of their own. from_pretrained then keeps the checkpoint's separate
 # output layer, which is right, and warns at every load that the config says otherwise.
 UNTIED_HEAD_NOTICE = "but both are present in the checkpoints with different values"
 
 
-def _load(loader, name: str, device=None, **kwargs):
-    kwargs = {key: value for key, value in kwargs.items() if value is not None}  # e.g. attn_implementation=None
-    with missing_as_one_line(name), messages_dropped("transformers.modeling_utils", UNTIED_HEAD_NOTICE):
-        loaded = loader.from_pretrained(resolve_model(name), **kwargs)
-    if hasattr(loaded, "to") and hasattr(loaded, "parameters"):  # a model, not a tokenizer
-        loaded = loaded.to(device or training_device())
-    return loaded
-
-
 def load_tokenizer(name: str, **kwargs):
     """The tokenizer for ``name`` (a Hub id, a folder or ``standin:<name>``)."""
     from transformers import AutoTokenizer
 
-    return _load(AutoTokenizer, name, **kwargs)
+    with opened(name) as path:
+        return AutoTokenizer.from_pretrained(path, **kwargs)
 
 
 def load_model(name: str, device=None, **kwargs):
@@ -56,9 +62,11 @@ def load_model(name: str, device=None, **kwargs):
     device): an encoder-decoder such as T5, or a decoder-only model such as GPT-2, as its config says."""
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
-    with missing_as_one_line(name):
-        encoder_decoder = AutoConfig.from_pretrained(resolve_model(name)).is_encoder_decoder
-    model = _load(AutoModelForSeq2SeqLM if encoder_decoder else AutoModelForCausalLM, name, device, **kwargs)
+    kwargs = {key: value for key, value in kwargs.items() if value is not None}  # e.g. attn_implementation=None
+    with opened(name) as path, messages_dropped("transformers.modeling_utils", UNTIED_HEAD_NOTICE):
+        encoder_decoder = AutoConfig.from_pretrained(path).is_encoder_decoder
+        loader = AutoModelForSeq2SeqLM if encoder_decoder else AutoModelForCausalLM
+        model = loader.from_pretrained(path, **kwargs).to(device or training_device())
     if not encoder_decoder and model.loss_type is None:
         # transformers picks a model's loss by its class name, and GPT2LMHeadModel's predates the
         # naming scheme: name it here (causal-LM cross-entropy, what it would fall back to, noisily).
@@ -75,8 +83,8 @@ def publishes_tied_embeddings(name: str) -> bool:
     """
     from transformers import PretrainedConfig
 
-    with missing_as_one_line(name):
-        raw, _ = PretrainedConfig.get_config_dict(resolve_model(name))
+    with opened(name) as path:
+        raw, _ = PretrainedConfig.get_config_dict(path)
     return raw.get("tie_word_embeddings", True) is not False and raw.get("scale_decoder_outputs", True) is not False
 
 
@@ -106,12 +114,13 @@ def seq2seq_from_config(name: str, device=None, config_changes: dict | None = No
     """
     from transformers import AutoConfig, AutoModelForSeq2SeqLM
 
-    with missing_as_one_line(name):
-        config = AutoConfig.from_pretrained(resolve_model(name))
+    with opened(name) as path:
+        config = AutoConfig.from_pretrained(path)
+        tied = publishes_tied_embeddings(path)
     for key, value in (config_changes or {}).items():
         setattr(config, key, value)
     kwargs = {key: value for key, value in kwargs.items() if value is not None}  # e.g. attn_implementation=None
     model = AutoModelForSeq2SeqLM.from_config(config, **kwargs)
-    if not publishes_tied_embeddings(name):
+    if not tied:
         untie_output_layer(model)
     return model.to(device or training_device())

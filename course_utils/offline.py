@@ -3,13 +3,11 @@ the stand-in names that need no network at all, and the one-line error for what 
 
     configure_offline(True)      # before transformers/datasets are imported; returns what it set
     is_offline()                 # HF_HUB_OFFLINE is on
-    with missing_as_one_line("t5-small"):
-        AutoTokenizer.from_pretrained("t5-small")   # offline and not cached: MissingAssetError, one line
+    raise MissingAssetError(["t5-small"])   # offline and not cached: one line that names the fix
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 
@@ -28,14 +26,14 @@ STANDIN_PREFIX = "standin:"
 
 
 class MissingAssetError(RuntimeError):
-    """A model or data set needed offline is not in the local Hugging Face cache."""
+    """Models or data sets needed offline that are not in the local Hugging Face cache; says so in one line."""
 
-
-def missing_asset_message(names: list[str]) -> str:
-    return (
-        f"Not in the local Hugging Face cache and the Hub is off (HF_HUB_OFFLINE=1): "
-        f"{', '.join(names)}. Run `course prefetch --profile full` on a machine with internet access."
-    )
+    def __init__(self, names: list[str]):
+        super().__init__(
+            f"Not in the local Hugging Face cache and the Hub is off (HF_HUB_OFFLINE=1): "
+            f"{', '.join(names)}. Run `course prefetch --profile full` on a machine with internet access."
+        )
+        self.names = names
 
 
 def configure_offline(offline: bool) -> dict[str, str]:
@@ -56,14 +54,3 @@ def configure_offline(offline: bool) -> dict[str, str]:
 def is_offline() -> bool:
     """True when the Hugging Face Hub must not be contacted (HF_HUB_OFFLINE set)."""
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
-
-
-@contextlib.contextmanager
-def missing_as_one_line(name: str):
-    """Turn a loader's OSError for ``name`` into MissingAssetError when the Hub is off and it is no folder."""
-    try:
-        yield
-    except OSError as err:
-        if is_offline() and not os.path.isdir(name):
-            raise MissingAssetError(missing_asset_message([name])) from err
-        raise

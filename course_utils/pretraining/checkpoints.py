@@ -93,12 +93,6 @@ def save_checkpoint(run: RunState, step: int) -> Path:
     return final
 
 
-def maybe_save_checkpoint(run: RunState, step: int, force: bool = False) -> None:
-    """A checkpoint every ``checkpoint_every`` steps (and when ``force``)."""
-    if force or (run.config.checkpoint_every and step % run.config.checkpoint_every == 0):
-        save_checkpoint(run, step)
-
-
 def maybe_resume(run: RunState, echo=print) -> int:
     """The step to start from: 0, or the newest complete checkpoint's step (its state, the data
     stream's position and the run's history restored). With ``resume="auto"`` a folder without a

@@ -24,7 +24,7 @@ from pathlib import Path
 from ..hardware import resolve_precision, tf32
 from ..memory import reset_peak_memory
 from ..paths import repo_root
-from .checkpoints import StopSignals, maybe_resume, maybe_save_checkpoint, save_checkpoint
+from .checkpoints import StopSignals, maybe_resume, save_checkpoint
 from .config import PretrainConfig, PretrainPlan, PretrainResult, check_config, finished_run, plan, write_result
 from .data import batch_loader, corrupted_batches, held_out_batches, start_batches, stop_batches
 
@@ -116,10 +116,11 @@ class PretrainRun:
             pin_memory=self.accelerator.device.type == "cuda",
         )
         self._stack.callback(stop_batches, self.loader)
+        self.held_out = held_out_batches(self.config, tokenizer, rank, world)
         step = maybe_resume(self, self.echo)
         self.accelerator.init_trackers("tensorboard")
-        batches = self._first_checksummed(start_batches(self.loader))  # the workers start where they left off
-        self.held_out = held_out_batches(self.config, tokenizer, rank, world)
+        batches = start_batches(self.loader)  # the workers start where they left off
+        batches = self._first_checksummed(batches)
         self.result.steps, self._first_step = step, step + 1
         if step == 0:
             self.evaluate(model, 0)
@@ -251,7 +252,9 @@ class PretrainRun:
 
     def maybe_save_checkpoint(self, step: int) -> None:
         """A checkpoint every ``checkpoint_every`` steps and at the run's last step."""
-        maybe_save_checkpoint(self, step, force=step == self.last_step)
+        every = self.config.checkpoint_every
+        if step == self.last_step or (every and step % every == 0):
+            save_checkpoint(self, step)
 
     def finish(self, model, tokenizer) -> PretrainResult:
         """The result: seconds per step over the timed steps of every job; unless a signal stopped the run
