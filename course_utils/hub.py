@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .offline import STANDIN_PREFIX, MissingAssetError, is_offline
+from .offline import STANDIN_PREFIX, MissingAssetError, is_offline, missing_asset_message
 from .sources import C4_TRAIN_SHARDS, C4_VALIDATION_SHARDS, cached_snapshot, data_file_patterns
 
 # Weights as safetensors, plus configs, tokenizer files and a chat template (newer repos keep it in its own
@@ -81,7 +81,7 @@ def check_offline_assets(profile) -> None:
     if is_offline():
         missing = missing_assets(profile)
         if missing:
-            raise MissingAssetError(missing)
+            raise MissingAssetError(missing_asset_message(missing))
 
 
 def prefetch(profile, echo=print) -> list[HubAsset]:

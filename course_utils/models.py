@@ -17,7 +17,7 @@ import contextlib
 import os
 
 from .hardware import training_device
-from .offline import STANDIN_PREFIX, MissingAssetError, is_offline
+from .offline import STANDIN_PREFIX, MissingAssetError, is_offline, missing_asset_message
 from .quiet import messages_dropped
 from .standins import ensure_standin
 
@@ -39,7 +39,7 @@ def opened(name: str | os.PathLike):
         yield path
     except OSError as err:
         if is_offline() and not os.path.isdir(path):
-            raise MissingAssetError([str(name)]) from err
+            raise MissingAssetError(missing_asset_message([str(name)])) from err
         raise
 
 

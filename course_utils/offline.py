@@ -3,7 +3,7 @@ the stand-in names that need no network at all, and the one-line error for what 
 
     configure_offline(True)      # before transformers/datasets are imported; returns what it set
     is_offline()                 # HF_HUB_OFFLINE is on
-    raise MissingAssetError(["t5-small"])   # offline and not cached: one line that names the fix
+    raise MissingAssetError(missing_asset_message(["t5-small"]))   # one line that names the fix
 """
 
 from __future__ import annotations
@@ -26,14 +26,15 @@ STANDIN_PREFIX = "standin:"
 
 
 class MissingAssetError(RuntimeError):
-    """Models or data sets needed offline that are not in the local Hugging Face cache; says so in one line."""
+    """A model or data set needed offline is not in the local Hugging Face cache (``missing_asset_message``)."""
 
-    def __init__(self, names: list[str]):
-        super().__init__(
-            f"Not in the local Hugging Face cache and the Hub is off (HF_HUB_OFFLINE=1): "
-            f"{', '.join(names)}. Run `course prefetch --profile full` on a machine with internet access."
-        )
-        self.names = names
+
+def missing_asset_message(names: list[str]) -> str:
+    """One line: what is missing, and the command that fetches it."""
+    return (
+        f"Not in the local Hugging Face cache and the Hub is off (HF_HUB_OFFLINE=1): "
+        f"{', '.join(names)}. Run `course prefetch --profile full` on a machine with internet access."
+    )
 
 
 def configure_offline(offline: bool) -> dict[str, str]:

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .configs import DataSource, InputError
-from .offline import MissingAssetError, is_offline
+from .offline import MissingAssetError, is_offline, missing_asset_message
 
 C4_TRAIN_SHARDS, C4_VALIDATION_SHARDS = 1024, 8
 # Where each data set keeps each split on the Hub, as (repo id, config) -> {split: file pattern}.
@@ -71,7 +71,7 @@ def local_data_files(repo_id: str, config: str | None) -> dict[str, list[str]]:
     if is_offline():
         folder = cached_snapshot(repo_id, "dataset", patterns.values())
         if folder is None:
-            raise MissingAssetError([repo_id])
+            raise MissingAssetError(missing_asset_message([repo_id]))
     else:
         folder = Path(snapshot_download(repo_id, repo_type="dataset", allow_patterns=list(patterns.values())))
     found = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
@@ -80,7 +80,7 @@ def local_data_files(repo_id: str, config: str | None) -> dict[str, list[str]]:
     }
     files = {split: paths for split, paths in files.items() if paths}
     if not files:
-        raise MissingAssetError([repo_id])
+        raise MissingAssetError(missing_asset_message([repo_id]))
     return files
 
 

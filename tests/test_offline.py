@@ -1,6 +1,7 @@
 """Offline behaviour: smoke never touches the network; full offline says what is missing and stops."""
 
 import json
+import pickle
 import subprocess
 import sys
 import time
@@ -9,6 +10,7 @@ import pytest
 from conftest import guarded_env
 
 from course_utils.hub import c4_shard_patterns, hub_assets, prefetch
+from course_utils.offline import MissingAssetError, missing_asset_message
 from course_utils.profiles import get_profile
 
 
@@ -118,6 +120,15 @@ for attempt in (lambda: load_tokenizer("t5-small"), lambda: read_imdb(DataSource
     assert "t5-small" in missing[0] and "stanfordnlp/imdb" in missing[1]
     assert all("course prefetch --profile full" in line for line in missing)
     assert log.read_text() == ""
+
+
+def test_the_missing_asset_error_keeps_its_message_across_processes():
+    # A data worker's exception reaches the main process pickled, or rebuilt as type(err)(message) by torch's
+    # DataLoader: either way the student must read the same line, not one wrapped twice.
+    err = MissingAssetError(missing_asset_message(["allenai/c4"]))
+    assert str(pickle.loads(pickle.dumps(err))) == str(err)
+    assert str(type(err)(str(err))) == str(err)
+    assert str(err).count("Not in the local Hugging Face cache") == 1
 
 
 def test_prefetch_asks_for_every_full_asset(monkeypatch, tmp_path):
