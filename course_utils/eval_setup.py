@@ -11,6 +11,7 @@ The statistics, the judge's prompt and the scoring stand in the notebook's cells
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import logging
@@ -80,9 +81,10 @@ def lesson_output(output_dir, name: str) -> Path:
 
 def read_answers(output_dir, name: str) -> dict[str, list[str]]:
     """{"answers": [...], "truth": [...]}: the per-review answers lesson ``name`` wrote (write_answers)."""
-    answers = json.loads(lesson_output(output_dir, name).read_text())
+    path = lesson_output(output_dir, name)
+    answers = json.loads(path.read_text())
     if len(answers["answers"]) != len(answers["truth"]) or not answers["truth"]:
-        raise InputError(f"{lesson_output(output_dir, name)}: answers and truth must pair up, and be some.")
+        raise InputError(f"{path}: answers and truth must pair up, and be some.")
     return answers
 
 
@@ -99,8 +101,10 @@ def write_jsonl(path, rows: Iterable[dict]) -> Path:
     return path
 
 
+@functools.lru_cache(maxsize=None)
 def task_file(name: str) -> Path:
-    """A task YAML: the course's own (``course_utils/lm_eval_tasks/<name>.yaml``) or, failing that, lm-eval's."""
+    """A task YAML: the course's own (``course_utils/lm_eval_tasks/<name>.yaml``) or, failing that, lm-eval's
+    (found once per process: lm-eval's task folder holds thousands of files)."""
     own = repo_root() / "course_utils" / "lm_eval_tasks" / f"{name}.yaml"
     if own.exists():
         return own

@@ -190,33 +190,35 @@ def train_t5_tokenizer(texts: Iterable[str], vocab_size: int = TOKENIZER_VOCAB_S
     return T5Tokenizer(vocab=pieces + sentinels, extra_ids=extra_ids, model_max_length=512)
 
 
+def byte_level_bpe(texts: Iterable[str], vocab_size: int, special_tokens: list[str]) -> tuple[dict, list[tuple]]:
+    """(vocab, merges) of a byte-level BPE trained on ``texts``, its special tokens first (ids 0, 1, ...): what
+    GPT-2's, GPT-NeoX's and Qwen2's tokenizers are built from."""
+    from tokenizers import ByteLevelBPETokenizer
+
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=2, special_tokens=special_tokens)
+    trained = json.loads(bpe._tokenizer.to_str())["model"]
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
+    return trained["vocab"], merges
+
+
 def train_gpt_neox_tokenizer(texts: Iterable[str], vocab_size: int = TOKENIZER_VOCAB_SIZE):
     """A byte-level BPE GPTNeoXTokenizer with Pythia's special tokens: <|endoftext|> (id 0: BOS, EOS and
     unknown) and <|padding|> (id 1), which Pythia's tokenizer does not name as its pad token."""
-    from tokenizers import ByteLevelBPETokenizer
     from transformers import GPTNeoXTokenizer
 
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(
-        texts, vocab_size=vocab_size, min_frequency=2, special_tokens=["<|endoftext|>", "<|padding|>"]
-    )
-    trained = json.loads(bpe._tokenizer.to_str())["model"]
-    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
-    tokenizer = GPTNeoXTokenizer(vocab=trained["vocab"], merges=merges, model_max_length=2048)
+    vocab, merges = byte_level_bpe(texts, vocab_size, ["<|endoftext|>", "<|padding|>"])
+    tokenizer = GPTNeoXTokenizer(vocab=vocab, merges=merges, model_max_length=2048)
     tokenizer.pad_token = None  # as published: the lab chooses the padding itself
     return tokenizer
 
 
 def train_gpt2_tokenizer(texts: Iterable[str], vocab_size: int = TOKENIZER_VOCAB_SIZE):
     """A byte-level BPE GPT2Tokenizer whose only special token is <|endoftext|>, as in GPT-2."""
-    from tokenizers import ByteLevelBPETokenizer
     from transformers import GPT2Tokenizer
 
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=2, special_tokens=["<|endoftext|>"])
-    trained = json.loads(bpe._tokenizer.to_str())["model"]
-    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
-    return GPT2Tokenizer(vocab=trained["vocab"], merges=merges, model_max_length=1024)
+    vocab, merges = byte_level_bpe(texts, vocab_size, ["<|endoftext|>"])
+    return GPT2Tokenizer(vocab=vocab, merges=merges, model_max_length=1024)
 
 
 # Qwen2.5's chat tokens and its chat template (ChatML), without the tool-calling branches: a system turn (Qwen's
@@ -241,15 +243,11 @@ QWEN_CHAT_TEMPLATE = (
 def train_qwen2_tokenizer(texts: Iterable[str], vocab_size: int = TOKENIZER_VOCAB_SIZE):
     """A byte-level BPE Qwen2Tokenizer with Qwen's chat tokens and chat template: <|im_end|> ends a turn (EOS),
     <|endoftext|> pads, and there is no BOS, as in Qwen2.5's instruct models."""
-    from tokenizers import ByteLevelBPETokenizer
     from transformers import Qwen2Tokenizer
 
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=2, special_tokens=list(QWEN_CHAT_TOKENS))
-    trained = json.loads(bpe._tokenizer.to_str())["model"]
-    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
+    vocab, merges = byte_level_bpe(texts, vocab_size, list(QWEN_CHAT_TOKENS))
     tokenizer = Qwen2Tokenizer(
-        vocab=trained["vocab"],
+        vocab=vocab,
         merges=merges,
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",

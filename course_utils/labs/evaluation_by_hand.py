@@ -4,6 +4,8 @@ kappa, and an lm-eval task of one's own, each against lesson 05's code, scikit-l
 from __future__ import annotations
 
 import functools
+import tempfile
+from pathlib import Path
 
 import numpy as np
 
@@ -163,8 +165,6 @@ metric_list:
 def requests_of(task_yaml: str, rows: list[dict], folder, model_name: str) -> tuple[list, float]:
     """Run ``task_yaml`` on ``rows`` through lm-eval with ``model_name``: each row's (context, continuation) pairs,
     in the rows' order, and the accuracy."""
-    from pathlib import Path
-
     import lm_eval
     import yaml
     from lm_eval.models.huggingface import HFLM
@@ -185,8 +185,6 @@ def requests_of(task_yaml: str, rows: list[dict], folder, model_name: str) -> tu
 @functools.lru_cache(maxsize=4)
 def reference_requests(model_name: str) -> tuple[list, float]:
     """What the course's own capitals task asks ``model_name`` through lm-eval, and its accuracy (run once)."""
-    import tempfile
-
     with tempfile.TemporaryDirectory() as folder:
         return requests_of(REFERENCE_TASK, CAPITAL_ROWS, folder, model_name)
 
@@ -195,8 +193,6 @@ def lm_eval_yaml(task_yaml: str, model_name: str) -> None:
     """``task_yaml``: a multiple-choice lm-eval task over CAPITAL_ROWS. Run through lm-eval on ``model_name`` (a
     stand-in), it must ask the model exactly what the course's reference task asks: the same prompt and the same
     four choices for every row, so the same log-likelihoods and the same accuracy."""
-    import tempfile
-
     import yaml
 
     hint = (
