@@ -12,12 +12,10 @@ as one room, the house has five floors (``tests/test_repository.py`` measures it
 - ``configs``         checked overrides of typed configs, ``--help`` from each field's help, one-line errors, DataSource
 - ``offline``         the offline switches, stand-in names, the missing-asset error
 - ``quiet``           library notices and bookkeeping progress bars that say nothing a student can act on, dropped
-- ``tokens``          documents packed into rows of one length
+- ``tokens``          documents packed into rows of one length; the number of sentinels that end T5's vocabulary
 - ``generation``      batched generation in length order, results in the input order
 - ``metrics``         each notebook's key figures and their units, recorded into ``metrics.json``
 - ``rouge``           ROUGE-1/2/L/Lsum, one sentence per line
-- ``optim``           AdamW with RMS scaling, Adafactor, the cosine and inverse-square-root schedules
-- ``span_corruption`` T5's span-corruption objective, and the sentinels that end T5's vocabulary
 - ``memory``          how many rows fit in GPU memory, and each run's peak memory
 - ``machine``         the device, its memory and bf16, a matmul rate, DeepSpeed's buildable ops (notebook 00 calls them)
 - ``device_report``   (from notebook 00) library versions, and whether torch.compile builds kernels
@@ -44,7 +42,8 @@ as one room, the house has five floors (``tests/test_repository.py`` measures it
 4. Runs, and the two folders:
 - ``finetune``        lesson 01's fine-tune as one command (lessons 02 and 04 launch it)
 - ``cli``             the ``course`` command
-- ``pretraining``     lesson 04's support: config and plan, data, checkpoints, the run, the loop, the race, the command
+- ``pretraining``     lesson 04's support: config and plan, data, span corruption, the optimizers and schedules,
+                      checkpoints, the run, the loop, the race, the command
 - ``labs``            the labs' checks (``from course_utils.labs import check``) and questions
 5. Lessons on top:
 - ``launch``          the fine-tune in a fresh process, or as a cluster command

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .paths import cache_dir as default_cache_dir
 from .paths import data_dir
-from .span_corruption import T5_EXTRA_IDS
+from .tokens import T5_EXTRA_IDS
 
 RECIPE_VERSION = 2  # bump when the build code changes in a way the spec does not show
 TOKENIZER_VOCAB_SIZE = 3000  # an upper bound: the sample corpus supports about 1,400 unigram pieces

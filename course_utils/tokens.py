@@ -1,4 +1,4 @@
-"""Documents packed into rows: tokenized, joined by the end-of-sequence token, cut to one length.
+"""Documents packed into rows: tokenized, joined by the end-of-sequence token, cut to one length; and T5's sentinels.
 
     rows = raw_rows(texts, tokenizer, raw_length=568)        # (568,) token arrays
 
@@ -13,6 +13,8 @@ from itertools import islice
 import numpy as np
 
 CHUNK = 256  # documents tokenized in one call
+# T5's vocabulary ends with 100 sentinels, <extra_id_99> .. <extra_id_0>: <extra_id_0> is the very last id.
+T5_EXTRA_IDS = 100
 
 
 def encode_documents(tokenizer, texts: list[str]) -> list[list[int]]:

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from course_utils.optim import (
+from course_utils.pretraining.optim import (
     AdamWScale,
     build_optimizer,
     build_scheduler,
@@ -128,7 +128,7 @@ def test_schedulers_drive_the_optimizer_learning_rate():
 
 
 def test_decay_rule_by_name():
-    from course_utils.optim import decays
+    from course_utils.pretraining.optim import decays
 
     assert decays("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight")
     assert decays("lm_head.weight")

@@ -22,7 +22,7 @@ from course_utils.pretraining.data import (
 )
 from course_utils.pretraining.checkpoints import loader_state, restore_loader
 from course_utils.configs import DataSource
-from course_utils.span_corruption import span_corruption_collator
+from course_utils.pretraining.span_corruption import span_corruption_collator
 
 MODEL = "standin:t5-v1_1-base"
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from course_utils.models import load_tokenizer
-from course_utils.span_corruption import (
+from course_utils.pretraining.span_corruption import (
     compute_input_and_target_lengths,
     corrupt,
     noise_mask,

@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
-from .. import optim, span_corruption
-from ..span_corruption import T5_EXTRA_IDS
+from ..pretraining import optim, span_corruption
+from ..tokens import T5_EXTRA_IDS
 from .verdict import close, compare_sequences, fail, passed
 
 MASK_CASES = ((568, 0.15, 3.0), (100, 0.15, 3.0), (40, 0.5, 2.0), (12, 0.3, 1.0))

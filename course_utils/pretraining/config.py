@@ -22,7 +22,7 @@ from pathlib import Path
 from ..configs import DataSource, InputError, checked_replace, setting
 from ..hardware import check_precision, resolve_precision
 from ..memory import choose_accumulation, gpu_gib, rows_that_fit
-from ..span_corruption import compute_input_and_target_lengths
+from .span_corruption import compute_input_and_target_lengths
 
 
 @dataclass(frozen=True)

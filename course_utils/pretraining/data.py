@@ -46,7 +46,7 @@ import torch
 
 from ..configs import DataSource, InputError
 from ..sources import load_source, read_jsonl, read_lines
-from ..span_corruption import span_corruption_collator
+from .span_corruption import span_corruption_collator
 from ..tokens import CHUNK, cut_rows, encode_documents, raw_rows
 from .config import PretrainConfig
 

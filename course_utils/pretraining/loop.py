@@ -10,7 +10,7 @@ import time
 from accelerate.utils import set_seed
 
 from course_utils.models import load_model, load_tokenizer, seq2seq_from_config
-from course_utils.optim import build_optimizer, build_scheduler
+from course_utils.pretraining.optim import build_optimizer, build_scheduler
 from course_utils.pretraining.run import PretrainRun
 
 

@@ -20,9 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# T5's vocabulary ends with 100 sentinels, <extra_id_99> .. <extra_id_0>: <extra_id_0> is the very last id.
-T5_EXTRA_IDS = 100
-
 
 def span_counts(raw_length: int, noise_density: float, mean_noise_span_length: float) -> tuple[int, int]:
     """(noise tokens, noise spans) for a row of ``raw_length`` tokens; at least one of each."""
