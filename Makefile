@@ -1,7 +1,7 @@
 # The course's two commands (README, "Quick start"); each creates .venv first if it is missing.
 #   make course   run every notebook in the smoke profile -> outputs/smoke/report.md
-#   make test     ruff, unit tests, then the full-profile rehearsal beside every notebook and lab solution under
-#                 nbval, all offline (it installs Debian's chromium for the labs' browser test if it is missing)
+#   make test     ruff, unit tests, the full-profile rehearsal, then every notebook and lab solution under nbval, all
+#                 offline (it installs Debian's chromium for the labs' browser test if it is missing)
 #   make test-fast ruff (lint and format check), then the unit tests without subprocess launches, notebooks or
 #                 pretraining runs (under 3 minutes)
 #   make rehearse the full profile at full size on this machine: prefetch from a Hub server on
@@ -62,21 +62,10 @@ $(CHROMIUM):
 	@command -v apt-get >/dev/null || { echo "tests/test_browser.py needs Chromium at $(CHROMIUM) (Debian's chromium package)."; exit 1; }
 	apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
 
-# The unit tests first, on their own: some give a child process a time limit. Then two sessions side by side,
-# which share no files: the full-profile rehearsal (its report held back until the end) and every notebook under
-# nbval. One after the other they left part of two cores idle; benchmarks/RESULTS.md has the time this saves.
 test: $(STAMP) $(HUB_STAMP) $(CHROMIUM)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest tests --ignore=tests/test_rehearsal.py
-	@log=$$(mktemp); \
-	$(BIN)/python -m pytest -p no:cacheprovider tests/test_rehearsal.py >$$log 2>&1 & rehearsal=$$!; \
-	trap 'kill $$rehearsal 2>/dev/null; rm -f $$log' EXIT; \
-	echo "tests/test_rehearsal.py runs beside the notebooks; its report follows theirs."; \
-	$(BIN)/python -m pytest $(NBVAL) notebooks; notebooks=$$?; \
-	wait $$rehearsal; rehearsed=$$?; \
-	echo "---- tests/test_rehearsal.py ----"; cat $$log; \
-	test $$notebooks -eq 0 && test $$rehearsed -eq 0
+	$(BIN)/python -m pytest $(NBVAL)
 
 test-fast: $(STAMP)
 	$(BIN)/ruff check .

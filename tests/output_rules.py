@@ -3,7 +3,7 @@ compiler's error lines, commands that list every default flag.
 
     problems = noise(outputs)    # outputs: one code cell's nbformat outputs; [] when the cell is clean
 
-The top-level conftest.py applies it to every cell nbval runs (the smoke notebooks and the labs' solutions), and
+conftest.py applies it to every cell nbval runs (the smoke notebooks and the labs' solutions), and
 test_rehearsal.py to the notebooks the full profile executed. A progress bar is allowed only where the
 student waits on real work: the course's own generation bars (``generation.generate_in_order``: "generate",
 "t5 summaries", "gpt-2 summaries") and lesson 05's judge ("judge"); the Trainer's training progress is an HTML table, not a bar widget.

@@ -375,7 +375,7 @@ def test_the_compile_check_names_a_failure():
 
 def test_the_test_session_sees_one_gpu_at_most():
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    assert visible is not None and "," not in visible  # set by conftest.py before CUDA starts
+    assert visible is not None and "," not in visible  # set by tests/conftest.py before CUDA starts
 
 
 def test_dataclass_fields_have_help_for_the_new_settings():

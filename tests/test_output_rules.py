@@ -1,4 +1,4 @@
-"""The rules the top-level conftest.py applies to every cell nbval runs: each kind of noise is caught, a clean cell passes."""
+"""The rules conftest.py applies to every cell nbval runs: each kind of noise is caught, a clean cell passes."""
 
 from output_rules import bar_description, noise
 

@@ -2,7 +2,7 @@
 offline `course run --profile full --quick` at full model sizes (tests/rehearsal/rehearse.py).
 
 This is what an instructor meets on a cluster whose compute nodes have no internet. The network
-guard of the top-level conftest.py stays on: only loopback connections are allowed, and none other is tried.
+guard of conftest.py stays on: only loopback connections are allowed, and none other is tried.
 """
 
 import json

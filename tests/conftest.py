@@ -1,5 +1,4 @@
-"""Test-session set-up, for the unit tests in tests/ and the notebooks nbval runs alike: no network, and notebooks
-write their figures to a temporary folder. (It stands at the top so that a session of notebooks alone has it too.)
+"""Test-session set-up: no network, and notebooks write their figures to a temporary folder.
 
 Everything pytest starts (unit tests, nbval's kernels, subprocesses) inherits PYTHONPATH
 with tests/netguard, whose sitecustomize refuses non-loopback connections and logs them.
@@ -13,11 +12,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent
-TESTS = ROOT / "tests"
-GUARD_DIR = TESTS / "netguard"
-collect_ignore = ["tests/fixtures", "tests/netguard", "tests/rehearsal"]
-sys.path.insert(0, str(TESTS))  # the tests' helpers (output_rules), in a session of notebooks alone too
+ROOT = Path(__file__).resolve().parent.parent
+GUARD_DIR = Path(__file__).resolve().parent / "netguard"
+collect_ignore = ["fixtures", "netguard", "rehearsal"]
 
 
 def guarded_env(log: Path, **extra) -> dict:
