@@ -195,6 +195,7 @@ def course_loglik_accuracy(model, tokenizer, texts, labels, prefix="sst2 sentenc
 def test_lm_eval_scores_a_t5_as_the_courses_own_log_likelihood_scorer_does(tmp_path):
     import lm_eval
     from lm_eval.models.huggingface import HFLM
+    from lm_eval.tasks import TaskManager
 
     from course_utils.data import load_imdb
     from course_utils.eval_setup import quiet_lm_eval
@@ -209,6 +210,7 @@ def test_lm_eval_scores_a_t5_as_the_courses_own_log_likelihood_scorer_does(tmp_p
         out = lm_eval.simple_evaluate(
             model=HFLM(pretrained=model, tokenizer=tokenizer, backend="seq2seq", batch_size=8, device="cpu"),
             tasks=[lm_eval_task(task_file("course_imdb"), {"test": data})],
+            task_manager=TaskManager(include_defaults=False),
             bootstrap_iters=0,
         )
     ours = course_loglik_accuracy(model, tokenizer, texts, labels)

@@ -168,6 +168,7 @@ def requests_of(task_yaml: str, rows: list[dict], folder, model_name: str) -> tu
     import lm_eval
     import yaml
     from lm_eval.models.huggingface import HFLM
+    from lm_eval.tasks import TaskManager
 
     folder = Path(folder)
     task_path = folder / "task.yaml"
@@ -176,7 +177,11 @@ def requests_of(task_yaml: str, rows: list[dict], folder, model_name: str) -> tu
     task.setdefault("task", "capitals")
     model = HFLM(pretrained=load_model(model_name, device="cpu"), tokenizer=load_tokenizer(model_name), device="cpu")
     with quiet_lm_eval():  # a check prints one line
-        out = lm_eval.simple_evaluate(model=model, tasks=[task], log_samples=True, bootstrap_iters=0)
+        # the task is given whole: no index of lm-eval's built-in tasks (seconds per call) is needed
+        tasks = TaskManager(include_defaults=False)
+        out = lm_eval.simple_evaluate(
+            model=model, tasks=[task], task_manager=tasks, log_samples=True, bootstrap_iters=0
+        )
     name = yaml.safe_load(task_yaml).get("task", "capitals")
     samples = sorted(out["samples"][name], key=lambda s: s["doc_id"])
     return [[tuple(a) for a in s["arguments"]] for s in samples], out["results"][name]["acc,none"]
