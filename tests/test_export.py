@@ -129,11 +129,14 @@ def test_each_lesson_shows_its_code_in_its_cells(lesson):
     assert not missing, f"{path.name} does not show {missing} in a code cell"
 
 
-def test_the_notebooks_import_at_most_30_names_from_the_package():
-    # A measure, not a rule: 25 for lessons 00 to 04; lesson 05 added eval_setup (one module name for its set-up),
-    # label_word and load_lambada, and lesson 03 write_per_article, the file lesson 05 reads.
+def test_the_notebooks_import_at_most_28_names_from_the_package():
+    # A measure, not a rule: at most 25 for lessons 00 to 04 (issue 32's count; lesson 03 takes its set-up as one
+    # module name, summary_setup, as lesson 05 takes eval_setup); lesson 05 adds eval_setup, label_word and
+    # load_lambada.
     names = set().union(*(imported_names(p) for p in NOTEBOOKS))
-    assert len(names) <= 30, sorted(names)
+    first_five = set().union(*(imported_names(p) for p in NOTEBOOKS if p.name[:2] in {"00", "01", "02", "03", "04"}))
+    assert len(first_five) <= 25, sorted(first_five)
+    assert len(names) <= 28, sorted(names)
 
 
 @pytest.mark.parametrize("export", EXPORTS, ids=lambda e: e.module)
