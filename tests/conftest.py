@@ -6,6 +6,7 @@ The session fails if anything tried.
 """
 
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -62,11 +63,21 @@ def pytest_runtest_call(item):
     return result
 
 
+def pytest_report_header(config):
+    """The free disk where the tests write, first thing in the log: the rehearsal alone needs about 15 GiB."""
+    folders = {"the repository": ROOT, "temporary files": Path(tempfile.gettempdir())}
+    return "disk free: " + ", ".join(
+        f"{shutil.disk_usage(path).free / 2**30:.1f} GiB for {name} ({path})" for name, path in folders.items()
+    )
+
+
 def pytest_sessionfinish(session, exitstatus):
     log = getattr(session.config, "_course_netguard_log", None)
     if log and log.exists() and log.read_text().strip():
         sys.stderr.write(f"\nNetwork connections were attempted during the tests:\n{log.read_text()}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if log and session.exitstatus == pytest.ExitCode.OK:  # the notebooks' outputs; a failed session's stay
+        shutil.rmtree(log.parent, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "rehearsal"))
-from hub_repos import PUBLISHED_CONFIGS, PUBLISHED_PARAMETERS  # noqa: E402
+from hub_repos import PUBLISHED_CONFIGS, PUBLISHED_PARAMETERS, fingerprint, git_commit  # noqa: E402
 from hub_server import OLAH  # noqa: E402
-from rehearse import rehearse  # noqa: E402
+from rehearse import NotEnoughDisk, check_disk, rehearse  # noqa: E402
 
-pytestmark = pytest.mark.slow
 NOTEBOOKS = (
     "00_gpu_check",
     "01_t5_small_imdb_finetune",
@@ -40,14 +39,21 @@ def rehearsal(tmp_path_factory):
     lines = []
     status = rehearse(work, echo=lambda *a, **k: lines.append(" ".join(map(str, a))))
     yield status, work, lines
-    shutil.rmtree(work / "hf", ignore_errors=True)  # 2.5 GB of models; pytest keeps its last three temporary folders
+    # 11 GiB of weights and optimizer states, which the notebooks after this need room for; the logs, the executed
+    # notebooks and their figures stay, for a look after a failure.
+    shutil.rmtree(work / "hf", ignore_errors=True)
+    for path in (work / "outputs").rglob("*"):
+        if path.is_file() and path.stat().st_size > 10 * 2**20:
+            path.unlink()
 
 
+@pytest.mark.slow
 def test_the_rehearsal_passes(rehearsal):
     status, work, lines = rehearsal
     assert status == 0, "\n".join(lines) + "\n" + (work / "run.log").read_text()[-4000:]
 
 
+@pytest.mark.slow
 def test_prefetch_filled_the_cache_through_huggingface_hub(rehearsal):
     _, work, _ = rehearsal
     hub = work / "hf" / "hub"
@@ -85,6 +91,7 @@ def test_prefetch_filled_the_cache_through_huggingface_hub(rehearsal):
     assert [p.name for p in (lambada / "default" / "test").iterdir()] == ["0000.parquet"]
 
 
+@pytest.mark.slow
 def test_the_executed_notebooks_show_no_noise(rehearsal):
     from output_rules import noise
 
@@ -98,6 +105,7 @@ def test_the_executed_notebooks_show_no_noise(rehearsal):
     assert not found, found
 
 
+@pytest.mark.slow
 def test_every_notebook_ran_offline_at_full_size(rehearsal):
     _, work, _ = rehearsal
     report = (work / "outputs" / "report.md").read_text()
@@ -124,3 +132,76 @@ def test_every_notebook_ran_offline_at_full_size(rehearsal):
     assert evaluation["judge_articles"]["value"] == 2
     assert 0 <= evaluation["lambada_accuracy"]["value"] <= 1 and evaluation["lambada_perplexity"]["value"] > 1
     assert "(lessons " in report and " labs " in report  # the labs' time counted apart
+
+
+# Disk: the rehearsal writes about 15 GiB; a disk without room stops it before it starts, not halfway ---------------
+
+
+def test_the_rehearsal_refuses_to_start_when_its_files_would_not_fit(tmp_path, monkeypatch):
+    import rehearse as module
+
+    free = shutil.disk_usage(tmp_path).free / 2**30
+    monkeypatch.setattr(module, "DISK_GB", {"repos": 0.0, "cache": free, "outputs": free})
+    work = tmp_path / "work"
+    with pytest.raises(NotEnoughDisk, match=rf"needs {2 * free:.1f} GiB under {work}.*has \d+\.\d GiB free"):
+        rehearse(work, repos=tmp_path / "repos")
+    assert not work.exists() and not (tmp_path / "repos").exists()  # nothing was started
+
+
+def test_the_repos_count_only_until_they_are_built(tmp_path, monkeypatch):
+    import rehearse as module
+
+    free = shutil.disk_usage(tmp_path).free / 2**30
+    monkeypatch.setattr(module, "DISK_GB", {"repos": 0.6 * free, "cache": 0.3 * free, "outputs": 0.2 * free})
+    repos = tmp_path / "repos"
+    with pytest.raises(NotEnoughDisk, match=rf"and {0.6 * free:.1f} GiB under {repos}"):
+        check_disk(tmp_path / "work", repos)
+    repos.mkdir()
+    (repos / "BUILT.json").write_text(json.dumps({"fingerprint": fingerprint()}))
+    check_disk(tmp_path / "work", repos)  # built: only the cache and the outputs are still to come
+
+
+def test_a_repo_keeps_its_files_in_git_alone(tmp_path):
+    import subprocess
+
+    folder = tmp_path / "models" / "t5-small"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "config.json").write_text('{"d_model": 512}')
+    (folder / "sub" / "weights.bin").write_bytes(bytes(range(256)) * 64)
+    commit = git_commit(folder)
+    assert [p.name for p in folder.iterdir()] == [".git"]  # no second copy of the weights
+    show = ["git", "-C", str(folder), "show"]
+    assert subprocess.run([*show, "main:config.json"], capture_output=True, check=True).stdout == b'{"d_model": 512}'
+    assert subprocess.run([*show, f"{commit}:sub/weights.bin"], capture_output=True, check=True).stdout == (
+        bytes(range(256)) * 64
+    )
+
+
+@pytest.mark.slow
+def test_a_passing_session_leaves_no_temporary_folders(tmp_path):
+    """pytest's folders (tmp_path_retention_policy) and the notebooks' output folder (conftest.py) go when a session
+    passes, so that a machine that runs the tests again and again does not fill its disk."""
+    import os
+    import subprocess
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            f"{__file__}::test_a_repo_keeps_its_files_in_git_alone",
+        ],
+        cwd=Path(__file__).parents[1],
+        env=dict(os.environ, TMPDIR=str(scratch)),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+    left = sorted(str(p.relative_to(scratch)) for p in scratch.rglob("*") if p.is_file())
+    assert left == [], left  # before: the test's git repo under pytest-of-*/ and course-tests-*/network-attempts.log

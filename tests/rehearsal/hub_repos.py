@@ -26,7 +26,8 @@ fetches the real ones. What they hold:
     python tests/rehearsal/hub_repos.py [--root .cache/rehearsal]    # build (or find) them all
 
 Each repo is a plain git repo on branch ``main`` under ``<root>/mirrors/<models|datasets>/<id>``,
-committed with a fixed date so the same recipe always gives the same commit. The set is rebuilt
+committed with a fixed date so the same recipe always gives the same commit; its files live only in
+git's objects (``git -C <repo> show main:config.json``), where olah reads them. The set is rebuilt
 only when its fingerprint (this file and ``data/``) changes.
 """
 
@@ -485,7 +486,16 @@ def git_commit(folder: Path) -> str:
     git("config", "core.compression", "0")  # random weights do not compress; storing them plainly is fast
     git("add", "-A")
     git("commit", "-q", "-m", "rehearsal copy")
+    drop_work_tree(folder)
     return git("rev-parse", "main")
+
+
+def drop_work_tree(folder: Path) -> None:
+    """Delete the checked-out files of the repo in ``folder``, keeping ``.git``: olah serves every file from
+    git's objects, so a checkout would only hold each model's weights a second time (3.5 GiB in all)."""
+    for path in folder.iterdir():
+        if path.name != ".git":
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
 def fingerprint() -> str:
@@ -495,10 +505,16 @@ def fingerprint() -> str:
     return digest.hexdigest()[:12]
 
 
+def is_built(root: Path) -> bool:
+    """Whether ``root`` holds the repos of this recipe and this ``data/`` (its stamp carries their fingerprint)."""
+    stamp = root / "BUILT.json"
+    return stamp.exists() and json.loads(stamp.read_text()).get("fingerprint") == fingerprint()
+
+
 def build(root: Path, echo=print) -> Path:
     """Every repo under ``root / "mirrors"``, built once per fingerprint; returns the mirrors folder."""
     mirrors, stamp = root / "mirrors", root / "BUILT.json"
-    if stamp.exists() and json.loads(stamp.read_text()).get("fingerprint") == fingerprint():
+    if is_built(root):
         return mirrors
     shutil.rmtree(mirrors, ignore_errors=True)
     texts = list(iter_corpus(corpus_files()))

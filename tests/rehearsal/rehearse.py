@@ -1,6 +1,6 @@
 """The full profile, rehearsed before a GPU sees it: prefetch from a Hub server on 127.0.0.1, then run offline.
 
-    make rehearse                                   # the whole rehearsal, about 7 minutes on 2 cores
+    make rehearse                                   # the whole rehearsal: 7 to 10 minutes on 2 cores, 15 GiB of disk
     .venv/bin/python tests/rehearsal/rehearse.py --work /tmp/rehearsal --only 01,04,01L
 
 1. Build (or reuse) Hub-like repos of the full profile's models and data sets (``hub_repos.py``).
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,13 +33,49 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
-from hub_repos import build  # noqa: E402
+from hub_repos import build, is_built  # noqa: E402
 from hub_server import HubServer  # noqa: E402
 
 # Every lesson, and the labs that read the full profile's models or data: labs 00L and 02L are arithmetic on
 # published shapes, the same in both profiles, so nbval's smoke run of them is all there is to see.
 FULL_SIZE_RUN = "00,01,02,03,04,05,01L,03L,04L,05L"
 HUB_SWITCHES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_EVALUATE_OFFLINE", "HF_ENDPOINT")
+REPOS = ROOT / ".cache" / "rehearsal"
+# What the rehearsal writes, in GiB, measured with du on 2026-12-06: the repos (built once, kept in REPOS), the
+# Hugging Face cache the prefetch fills, and the quick run's outputs at their largest (lesson 04 alone writes
+# 6.5 GiB: a checkpoint with its optimizer state and four T5 v1.1 base models).
+DISK_GB = {"repos": 3.5, "cache": 3.6, "outputs": 7.8}
+
+
+class NotEnoughDisk(Exception):
+    """The rehearsal would fill the disk part of the way through."""
+
+
+def nearest_existing(path: Path) -> Path:
+    """``path``, or the closest folder above it that exists (where it would be created)."""
+    while not path.exists():
+        path = path.parent
+    return path
+
+
+def check_disk(work: Path, repos: Path = REPOS) -> None:
+    """Refuse to start, naming what needs how much, when the rehearsal's files would not fit."""
+    needs = [(work, DISK_GB["cache"] + DISK_GB["outputs"])]
+    if not is_built(repos):
+        needs.append((repos, DISK_GB["repos"]))
+    by_disk: dict[int, list] = {}
+    for folder, gb in needs:
+        by_disk.setdefault(nearest_existing(folder).stat().st_dev, []).append((folder, gb))
+    for shared in by_disk.values():
+        need = sum(gb for _, gb in shared)
+        free = shutil.disk_usage(nearest_existing(shared[0][0])).free / 2**30
+        if free < need:
+            asked = " and ".join(f"{gb:.1f} GiB under {folder}" for folder, gb in shared)
+            raise NotEnoughDisk(
+                f"The rehearsal needs {asked}, {need:.1f} GiB on one disk, and that disk has {free:.1f} GiB free. "
+                f"Free some space (old runs' folders under {tempfile.gettempdir()} are the usual cause), or "
+                "give a folder on another disk with --work."
+            )
 
 
 def course(args: list[str], env: dict, log: Path, timeout: float | None = None) -> int:
@@ -68,12 +105,14 @@ def base_environment(work: Path) -> dict:
     return env
 
 
-def rehearse(work: Path, only: str = "", echo=print) -> int:
-    """The three stages above in ``work``; returns the exit status of the offline course run."""
+def rehearse(work: Path, only: str = "", echo=print, repos: Path = REPOS) -> int:
+    """The three stages above in ``work``, the repos built in ``repos``; returns the exit status of the offline
+    course run. Raises NotEnoughDisk, before it starts anything, when its files would not fit."""
+    check_disk(work, repos)
     work.mkdir(parents=True, exist_ok=True)
     env = base_environment(work)
     start = time.perf_counter()
-    mirrors = build(ROOT / ".cache" / "rehearsal", echo)
+    mirrors = build(repos, echo)
     echo(f"repos ready in {time.perf_counter() - start:.0f} s: {mirrors}", flush=True)
 
     start = time.perf_counter()
@@ -162,7 +201,11 @@ def main() -> int:
     parser.add_argument("--only", default="", help=f"notebooks to run, e.g. 01,04,01L (default: {FULL_SIZE_RUN})")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="course-rehearsal-"))
-    return rehearse(work.resolve(), args.only)
+    try:
+        return rehearse(work.resolve(), args.only)
+    except NotEnoughDisk as err:
+        print(err, file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
