@@ -15,7 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "rehearsal"))
 from hub_repos import PUBLISHED_CONFIGS, PUBLISHED_PARAMETERS, fingerprint, git_commit  # noqa: E402
 from hub_server import OLAH  # noqa: E402
-from rehearse import NotEnoughDisk, check_disk, rehearse  # noqa: E402
+from rehearse import NotEnoughDisk, check_disk, drop_weights, rehearse  # noqa: E402
 
 NOTEBOOKS = (
     "00_gpu_check",
@@ -39,12 +39,7 @@ def rehearsal(tmp_path_factory):
     lines = []
     status = rehearse(work, echo=lambda *a, **k: lines.append(" ".join(map(str, a))))
     yield status, work, lines
-    # 11 GiB of weights and optimizer states, which the notebooks after this need room for; the logs, the executed
-    # notebooks and their figures stay, for a look after a failure.
-    shutil.rmtree(work / "hf", ignore_errors=True)
-    for path in (work / "outputs").rglob("*"):
-        if path.is_file() and path.stat().st_size > 10 * 2**20:
-            path.unlink()
+    drop_weights(work)  # the notebooks after this need the room; the logs and figures stay, to look at
 
 
 @pytest.mark.slow
@@ -159,6 +154,18 @@ def test_the_repos_count_only_until_they_are_built(tmp_path, monkeypatch):
     repos.mkdir()
     (repos / "BUILT.json").write_text(json.dumps({"fingerprint": fingerprint()}))
     check_disk(tmp_path / "work", repos)  # built: only the cache and the outputs are still to come
+
+
+def test_after_a_rehearsal_only_its_logs_notebooks_and_figures_stay(tmp_path):
+    kept = ["run.log", "outputs/report.md", "outputs/04_nanot5_pretraining.ipynb", "outputs/04_pretrain/result.json"]
+    dropped = ["hf/hub/models--t5-base/blobs/0a1b", "outputs/04_pretrain/checkpoints/step-2/optimizer.bin"]
+    for name in kept + dropped:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp_path / name, "wb") as handle:
+            handle.truncate(11 * 2**20 if name in dropped else 2**20)  # sparse: the size is all that counts
+    drop_weights(tmp_path)
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == sorted(kept)
+    assert not (tmp_path / "hf").exists()
 
 
 def test_a_repo_keeps_its_files_in_git_alone(tmp_path):

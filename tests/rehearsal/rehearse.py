@@ -78,6 +78,15 @@ def check_disk(work: Path, repos: Path = REPOS) -> None:
             )
 
 
+def drop_weights(work: Path) -> None:
+    """Delete the prefetched cache and every file over 10 MiB under ``work``'s outputs (weights, optimizer states:
+    11 GiB), keeping the logs, the executed notebooks and their figures to look at."""
+    shutil.rmtree(work / "hf", ignore_errors=True)
+    for path in (work / "outputs").rglob("*"):
+        if path.is_file() and path.stat().st_size > 10 * 2**20:
+            path.unlink()
+
+
 def course(args: list[str], env: dict, log: Path, timeout: float | None = None) -> int:
     """``course ARGS`` in this interpreter, output to ``log`` (and a tail on failure); its exit status."""
     with open(log, "w") as handle:
@@ -199,13 +208,22 @@ def main() -> int:
         help="folder for the Hugging Face home, logs and outputs (default: a new temporary one)",
     )
     parser.add_argument("--only", default="", help=f"notebooks to run, e.g. 01,04,01L (default: {FULL_SIZE_RUN})")
+    parser.add_argument(
+        "--keep-weights",
+        action="store_true",
+        help="keep the prefetched cache and the models the run saved (11 GiB); by default only logs, notebooks "
+        "and figures stay",
+    )
     args = parser.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="course-rehearsal-"))
+    work = (args.work or Path(tempfile.mkdtemp(prefix="course-rehearsal-"))).resolve()
     try:
-        return rehearse(work.resolve(), args.only)
+        return rehearse(work, args.only)
     except NotEnoughDisk as err:
         print(err, file=sys.stderr)
         return 1
+    finally:
+        if not args.keep_weights:
+            drop_weights(work)
 
 
 if __name__ == "__main__":
