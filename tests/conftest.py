@@ -64,7 +64,8 @@ def pytest_runtest_call(item):
 
 
 def pytest_report_header(config):
-    """The free disk where the tests write, first thing in the log: the rehearsal alone needs about 15 GiB."""
+    """The free disk where the tests write, first thing in the log (the rehearsal's needs: DISK_GB in
+    tests/rehearsal/rehearse.py)."""
     folders = {"the repository": ROOT, "temporary files": Path(tempfile.gettempdir())}
     return "disk free: " + ", ".join(
         f"{shutil.disk_usage(path).free / 2**30:.1f} GiB for {name} ({path})" for name, path in folders.items()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "rehearsal"))
-from hub_repos import PUBLISHED_CONFIGS, PUBLISHED_PARAMETERS, fingerprint, git_commit  # noqa: E402
+from hub_repos import PUBLISHED_CONFIGS, PUBLISHED_PARAMETERS, STAMP, fingerprint, store_as_repo  # noqa: E402
 from hub_server import OLAH  # noqa: E402
 from rehearse import NotEnoughDisk, check_disk, drop_weights, rehearse  # noqa: E402
 
@@ -152,7 +152,7 @@ def test_the_repos_count_only_until_they_are_built(tmp_path, monkeypatch):
     with pytest.raises(NotEnoughDisk, match=rf"and {0.6 * free:.1f} GiB under {repos}"):
         check_disk(tmp_path / "work", repos)
     repos.mkdir()
-    (repos / "BUILT.json").write_text(json.dumps({"fingerprint": fingerprint()}))
+    (repos / STAMP).write_text(json.dumps({"fingerprint": fingerprint()}))
     check_disk(tmp_path / "work", repos)  # built: only the cache and the outputs are still to come
 
 
@@ -175,7 +175,7 @@ def test_a_repo_keeps_its_files_in_git_alone(tmp_path):
     (folder / "sub").mkdir(parents=True)
     (folder / "config.json").write_text('{"d_model": 512}')
     (folder / "sub" / "weights.bin").write_bytes(bytes(range(256)) * 64)
-    commit = git_commit(folder)
+    commit = store_as_repo(folder)
     assert [p.name for p in folder.iterdir()] == [".git"]  # no second copy of the weights
     show = ["git", "-C", str(folder), "show"]
     assert subprocess.run([*show, "main:config.json"], capture_output=True, check=True).stdout == b'{"d_model": 512}'

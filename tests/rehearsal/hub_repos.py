@@ -486,16 +486,25 @@ def git_commit(folder: Path) -> str:
     git("config", "core.compression", "0")  # random weights do not compress; storing them plainly is fast
     git("add", "-A")
     git("commit", "-q", "-m", "rehearsal copy")
-    drop_work_tree(folder)
     return git("rev-parse", "main")
 
 
 def drop_work_tree(folder: Path) -> None:
-    """Delete the checked-out files of the repo in ``folder``, keeping ``.git``: olah serves every file from
-    git's objects, so a checkout would only hold each model's weights a second time (3.5 GiB in all)."""
+    """Delete the checked-out files of the repo in ``folder``, keeping ``.git``."""
     for path in folder.iterdir():
         if path.name != ".git":
             shutil.rmtree(path) if path.is_dir() else path.unlink()
+
+
+def store_as_repo(folder: Path) -> str:
+    """Commit ``folder`` as a repo whose files live in git's objects alone; return the commit. olah serves every
+    file from the objects, so a checkout would only hold each model's weights a second time (3.5 GiB in all)."""
+    commit = git_commit(folder)
+    drop_work_tree(folder)
+    return commit
+
+
+STAMP = "BUILT.json"  # in the root: the fingerprint the repos were built from, and their commits
 
 
 def fingerprint() -> str:
@@ -507,13 +516,13 @@ def fingerprint() -> str:
 
 def is_built(root: Path) -> bool:
     """Whether ``root`` holds the repos of this recipe and this ``data/`` (its stamp carries their fingerprint)."""
-    stamp = root / "BUILT.json"
+    stamp = root / STAMP
     return stamp.exists() and json.loads(stamp.read_text()).get("fingerprint") == fingerprint()
 
 
 def build(root: Path, echo=print) -> Path:
     """Every repo under ``root / "mirrors"``, built once per fingerprint; returns the mirrors folder."""
-    mirrors, stamp = root / "mirrors", root / "BUILT.json"
+    mirrors, stamp = root / "mirrors", root / STAMP
     if is_built(root):
         return mirrors
     shutil.rmtree(mirrors, ignore_errors=True)
@@ -527,12 +536,12 @@ def build(root: Path, echo=print) -> Path:
         write_model_repo(
             name, folder, list(iter_corpus(corpus_files(name=standin))) if standin == "pythia-70m-deduped" else texts
         )
-        commits[f"models/{name}"] = git_commit(folder)
+        commits[f"models/{name}"] = store_as_repo(folder)
     for name, writer in DATASETS.items():
         folder = mirrors / "datasets" / name
         echo(f"building dataset repo {name} ...", flush=True)
         writer(folder)
-        commits[f"datasets/{name}"] = git_commit(folder)
+        commits[f"datasets/{name}"] = store_as_repo(folder)
     stamp.write_text(json.dumps({"fingerprint": fingerprint(), "commits": commits}, indent=2))
     return mirrors
 

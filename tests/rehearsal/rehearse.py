@@ -42,8 +42,9 @@ FULL_SIZE_RUN = "00,01,02,03,04,05,01L,03L,04L,05L"
 HUB_SWITCHES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_EVALUATE_OFFLINE", "HF_ENDPOINT")
 REPOS = ROOT / ".cache" / "rehearsal"
 # What the rehearsal writes, in GiB, measured with du on 2026-12-06: the repos (built once, kept in REPOS), the
-# Hugging Face cache the prefetch fills, and the quick run's outputs at their largest (lesson 04 alone writes
-# 6.5 GiB: a checkpoint with its optimizer state and four T5 v1.1 base models).
+# Hugging Face cache the prefetch fills, and the quick run's outputs at their largest (7.3 in du's readings a
+# minute apart, 7.8 with room for what fell between them; lesson 04 alone writes 6.5: a checkpoint with its
+# optimizer state and four T5 v1.1 base models).
 DISK_GB = {"repos": 3.5, "cache": 3.6, "outputs": 7.8}
 
 
@@ -63,12 +64,13 @@ def check_disk(work: Path, repos: Path = REPOS) -> None:
     needs = [(work, DISK_GB["cache"] + DISK_GB["outputs"])]
     if not is_built(repos):
         needs.append((repos, DISK_GB["repos"]))
-    by_disk: dict[int, list] = {}
+    by_disk: dict[int, tuple[Path, list]] = {}  # device -> (a folder on it, [(folder, GiB) it must hold])
     for folder, gb in needs:
-        by_disk.setdefault(nearest_existing(folder).stat().st_dev, []).append((folder, gb))
-    for shared in by_disk.values():
+        probe = nearest_existing(folder)
+        by_disk.setdefault(probe.stat().st_dev, (probe, []))[1].append((folder, gb))
+    for probe, shared in by_disk.values():
         need = sum(gb for _, gb in shared)
-        free = shutil.disk_usage(nearest_existing(shared[0][0])).free / 2**30
+        free = shutil.disk_usage(probe).free / 2**30
         if free < need:
             asked = " and ".join(f"{gb:.1f} GiB under {folder}" for folder, gb in shared)
             raise NotEnoughDisk(
