@@ -56,6 +56,11 @@ course: $(STAMP)
 # nbval's flags here, not in pyproject.toml: pytest alone must run tests/test_gpu.py on a bare GPU node.
 NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=900
 
+# Two lanes (pytest-xdist): the lessons in order on one worker (lesson 05 reads what 01, 03 and 04 wrote), the
+# full-size rehearsal first on the other, and the rest to whichever is free; tests/conftest.py groups them and gives
+# each worker its share of the cores.
+LANES := -n 2 --dist loadscope --no-loadscope-reorder
+
 # The labs' browser test drives Debian's Chromium (tests/test_browser.py); installed once, with apt.
 CHROMIUM := /usr/bin/chromium
 $(CHROMIUM):
@@ -65,7 +70,7 @@ $(CHROMIUM):
 test: $(STAMP) $(HUB_STAMP) $(CHROMIUM)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest $(NBVAL)
+	$(BIN)/python -m pytest $(LANES) $(NBVAL)
 
 test-fast: $(STAMP)
 	$(BIN)/ruff check .

@@ -3,6 +3,10 @@
 Everything pytest starts (unit tests, nbval's kernels, subprocesses) inherits PYTHONPATH
 with tests/netguard, whose sitecustomize refuses non-loopback connections and logs them.
 The session fails if anything tried.
+
+`make test` runs two lanes with pytest-xdist (-n 2 --dist loadscope): the lessons in order on one worker,
+the full-size rehearsal first on the other, the rest wherever there is room. The workers share the
+controller's log, write their notebooks' outputs to folders of their own and split the cores between them.
 """
 
 import os
@@ -32,12 +36,18 @@ def pytest_configure(config):
     # Before anything starts CUDA: on a node with several GPUs the Trainer would wrap DataParallel and
     # multiply the batch, and the step times would be DataParallel's. The notebooks keep one GPU too.
     one_gpu()
-    work = Path(tempfile.mkdtemp(prefix="course-tests-"))
-    log = work / "network-attempts.log"
+    worker = getattr(config, "workerinput", None)  # set in a pytest-xdist worker (make test's two lanes)
+    if worker is None:  # this process owns the work folder and the log, and judges them at the end
+        work = Path(tempfile.mkdtemp(prefix="course-tests-"))
+        log = work / "network-attempts.log"
+        config._course_work = work
+        env = dict(COURSE_OUTPUT_DIR=str(work / "outputs"), COURSE_PROFILE="smoke", COURSE_SHOW_TENSORBOARD="0")
+        os.environ.update(guarded_env(log, **env))
+    else:  # a worker inherits the controller's environment: the same log, its own outputs, its share of the cores
+        log = Path(os.environ["COURSE_NETGUARD_LOG"])
+        os.environ["COURSE_OUTPUT_DIR"] = str(log.parent / f"outputs-{worker['workerid']}")
+        share_the_cores(int(worker["workercount"]))
     config._course_netguard_log = log
-    os.environ.update(
-        guarded_env(log, COURSE_OUTPUT_DIR=str(work / "outputs"), COURSE_PROFILE="smoke", COURSE_SHOW_TENSORBOARD="0")
-    )
     sys.path.insert(0, str(GUARD_DIR))
     import sitecustomize  # noqa: F401 - installs the guard in this process too
 
@@ -46,6 +56,55 @@ def pytest_configure(config):
 
         spec = importlib.util.spec_from_file_location("course_netguard", GUARD_DIR / "sitecustomize.py")
         spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
+def share_the_cores(workers: int) -> None:
+    """Give this worker, and every process it starts (kernels, launches), its share of the CPU threads: two
+    workers of two threads each on two cores would spin against each other in torch's OpenMP pool."""
+    threads = max(1, len(os.sched_getaffinity(0)) // workers)
+    os.environ.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+LESSONS = ROOT / "notebooks"  # the lesson notebooks themselves; the labs' solutions are in notebooks/labs/
+
+
+def unit_of(path: str) -> str:
+    """Where a test runs with make test's lanes: the lessons are one unit, run in order on one worker (05 reads
+    what 01, 03 and 04 wrote); any other file is a unit of its own (a notebook's cells share a kernel, a
+    module's tests their fixtures)."""
+    return "lessons" if (ROOT / path).parent == LESSONS else path
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's loadscope, with unit_of as the scope (its own xdist_group marks add nothing to a
+    node id under pytest 9)."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Lanes(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid.split("::", 1)[0])
+
+    return Lanes(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """In a worker: the lessons first, the rehearsal next, then the rest as collected. The scheduler hands out
+    units in this order (with --no-loadscope-reorder), so each lane starts on one of the two long ones."""
+    if getattr(config, "workerinput", None) is None:
+        return
+
+    def order(item) -> int:
+        if unit_of(str(item.path.relative_to(ROOT))) == "lessons":
+            return 0
+        return 1 if item.path.name == "test_rehearsal.py" else 2
+
+    items.sort(key=order)  # stable: each unit keeps its own order
 
 
 @pytest.hookimpl(wrapper=True)
@@ -73,12 +132,15 @@ def pytest_report_header(config):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    log = getattr(session.config, "_course_netguard_log", None)
-    if log and log.exists() and log.read_text().strip():
+    work = getattr(session.config, "_course_work", None)  # only where the folder was made: after every worker
+    if work is None:
+        return
+    log = session.config._course_netguard_log
+    if log.exists() and log.read_text().strip():
         sys.stderr.write(f"\nNetwork connections were attempted during the tests:\n{log.read_text()}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    if log and session.exitstatus == pytest.ExitCode.OK:  # the notebooks' outputs; a failed session's stay
-        shutil.rmtree(log.parent, ignore_errors=True)
+    if session.exitstatus == pytest.ExitCode.OK:  # the notebooks' outputs; a failed session's stay
+        shutil.rmtree(work, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
