@@ -1,7 +1,8 @@
 # The course's two commands (README, "Quick start"); each creates .venv first if it is missing.
 #   make course   run every notebook in the smoke profile -> outputs/smoke/report.md
-#   make test     ruff, unit tests, the full-profile rehearsal, then every notebook and lab solution under nbval, all
-#                 offline (it installs Debian's chromium for the labs' browser test if it is missing)
+#   make test     ruff, then in two lanes (LANES) the unit tests, the full-profile rehearsal and every notebook and
+#                 lab solution under nbval, all offline (it installs Debian's chromium for the labs' browser test if
+#                 it is missing)
 #   make test-fast ruff (lint and format check), then the unit tests without subprocess launches, notebooks or
 #                 pretraining runs (under 3 minutes)
 #   make rehearse the full profile at full size on this machine: prefetch from a Hub server on

@@ -78,6 +78,7 @@ def unit_of(path: str) -> str:
     return "lessons" if (ROOT / path).parent == LESSONS else path
 
 
+@pytest.hookimpl(optionalhook=True)  # a GPU node runs pytest without pytest-xdist
 def pytest_xdist_make_scheduler(config, log):
     """pytest-xdist's loadscope, with unit_of as the scope (its own xdist_group marks add nothing to a
     node id under pytest 9)."""
@@ -92,19 +93,19 @@ def pytest_xdist_make_scheduler(config, log):
     return Lanes(config, log)
 
 
+def lane_order(path: str) -> int:
+    """The lessons first, the rehearsal next, then the rest: the scheduler hands out units in the workers'
+    order (with --no-loadscope-reorder), so each lane starts on one of the two long ones."""
+    if unit_of(path) == "lessons":
+        return 0
+    return 1 if path == "tests/test_rehearsal.py" else 2
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """In a worker: the lessons first, the rehearsal next, then the rest as collected. The scheduler hands out
-    units in this order (with --no-loadscope-reorder), so each lane starts on one of the two long ones."""
-    if getattr(config, "workerinput", None) is None:
-        return
-
-    def order(item) -> int:
-        if unit_of(str(item.path.relative_to(ROOT))) == "lessons":
-            return 0
-        return 1 if item.path.name == "test_rehearsal.py" else 2
-
-    items.sort(key=order)  # stable: each unit keeps its own order
+    """In a worker, the items in lane_order; stable, so each unit keeps its own order."""
+    if getattr(config, "workerinput", None) is not None:
+        items.sort(key=lambda item: lane_order(item.path.relative_to(ROOT).as_posix()))
 
 
 @pytest.hookimpl(wrapper=True)

@@ -1,0 +1,109 @@
+"""make test's two lanes (tests/conftest.py): the lessons in order on one worker, the rehearsal first on the
+other, any other file whole on one worker, each worker with its share of the cores."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+from conftest import ROOT, lane_order, pytest_xdist_make_scheduler, share_the_cores
+from xdist.remote import Producer
+
+LESSONS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+SOLUTIONS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "notebooks/labs/solutions").glob("*.ipynb"))
+MODULES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").glob("test_*.py"))
+
+
+class Worker:
+    """What the scheduler needs of a worker: it records the tests it is sent."""
+
+    def __init__(self, name: str):
+        self.gateway = type("Gateway", (), {"id": name})()
+        self.shutting_down = False
+        self.sent: list[int] = []
+
+    def send_runtest_some(self, indices):
+        self.sent.extend(indices)
+
+    def shutdown(self):
+        self.shutting_down = True
+
+
+def makefile_lanes() -> list[str]:
+    return re.search(r"^LANES := (.*)$", (ROOT / "Makefile").read_text(), re.M).group(1).split()
+
+
+def scheduled(collection: list[str]) -> list[list[str]]:
+    """The first tests each of two workers is sent, by the scheduler conftest.py gives pytest-xdist."""
+    from _pytest.config import _prepareconfig
+
+    config = _prepareconfig([*makefile_lanes(), "-p", "no:cacheprovider"])
+    config.option.tx = ["popen"] * 2  # what xdist's own configure makes of -n 2
+    scheduler = pytest_xdist_make_scheduler(config, Producer("lanes", enabled=False))
+    workers = [Worker("gw0"), Worker("gw1")]
+    for worker in workers:
+        scheduler.add_node(worker)
+    for worker in workers:
+        scheduler.add_node_collection(worker, collection)
+    scheduler.schedule()
+    return [[collection[i] for i in worker.sent] for worker in workers]
+
+
+def test_the_makefile_asks_for_the_lanes_the_scheduler_serves():
+    lanes = makefile_lanes()
+    assert lanes[:2] == ["-n", "2"] and "--no-loadscope-reorder" in lanes
+    assert lanes[lanes.index("--dist") + 1] == "loadscope"  # the one --dist conftest.py's scheduler answers
+
+
+def test_the_lessons_go_in_order_to_one_worker_and_the_rehearsal_to_the_other():
+    # As pytest collects them (testpaths: tests, then notebooks), two tests or cells a file.
+    collected = [f"{path}::{name}" for path in MODULES + LESSONS + SOLUTIONS for name in ("a", "b")]
+    assert len(LESSONS) == 6 and "tests/test_rehearsal.py" in MODULES
+    in_lane_order = sorted(collected, key=lambda nodeid: lane_order(nodeid.split("::")[0]))
+    first, second = scheduled(in_lane_order)
+    lessons = [nodeid for nodeid in collected if nodeid.split("::")[0] in LESSONS]
+    assert first[: len(lessons)] == lessons  # 00 to 05, each notebook's cells in order, all on one worker
+    assert second[:2] == ["tests/test_rehearsal.py::a", "tests/test_rehearsal.py::b"]
+    files_of = [{nodeid.split("::")[0] for nodeid in lane} for lane in (first, second)]
+    assert not files_of[0] & files_of[1]  # no file split between the workers
+
+
+def test_without_loadscope_pytest_xdist_keeps_its_own_scheduler():
+    from _pytest.config import _prepareconfig
+
+    config = _prepareconfig(["-n", "2", "--dist", "load", "-p", "no:cacheprovider"])
+    assert pytest_xdist_make_scheduler(config, Producer("lanes", enabled=False)) is None
+
+
+@pytest.fixture
+def threads_restored():
+    saved_env = {name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    saved = torch.get_num_threads()
+    yield
+    torch.set_num_threads(saved)
+    for name, value in saved_env.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+@pytest.mark.parametrize(("cores", "workers", "threads"), [(2, 2, 1), (16, 2, 8), (1, 2, 1), (8, 3, 2)])
+def test_each_worker_takes_its_share_of_the_cores(monkeypatch, threads_restored, cores, workers, threads):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
+    share_the_cores(workers)
+    assert torch.get_num_threads() == threads
+    assert os.environ["OMP_NUM_THREADS"] == os.environ["MKL_NUM_THREADS"] == str(threads)  # for what it starts
+
+
+def test_pytest_runs_these_tests_without_pytest_xdist_as_on_a_gpu_node():
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-q", "tests/test_session.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
