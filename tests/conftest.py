@@ -105,7 +105,7 @@ def lane_order(path: str) -> int:
 def pytest_collection_modifyitems(config, items):
     """In a worker, the items in lane_order; stable, so each unit keeps its own order."""
     if getattr(config, "workerinput", None) is not None:
-        items.sort(key=lambda item: lane_order(item.path.relative_to(ROOT).as_posix()))
+        items.sort(key=lambda item: lane_order(os.path.relpath(item.path, ROOT)))
 
 
 @pytest.hookimpl(wrapper=True)

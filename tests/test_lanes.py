@@ -78,16 +78,12 @@ def test_without_loadscope_pytest_xdist_keeps_its_own_scheduler():
 
 
 @pytest.fixture
-def threads_restored():
-    saved_env = {name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+def threads_restored(monkeypatch):
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)  # monkeypatch puts back what was there
     saved = torch.get_num_threads()
     yield
     torch.set_num_threads(saved)
-    for name, value in saved_env.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
 
 
 @pytest.mark.parametrize(("cores", "workers", "threads"), [(2, 2, 1), (16, 2, 8), (1, 2, 1), (8, 3, 2)])
@@ -107,3 +103,33 @@ def test_pytest_runs_these_tests_without_pytest_xdist_as_on_a_gpu_node():
         timeout=300,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+TRIES = """
+import socket
+
+
+def test_tries_the_network():
+    try:
+        socket.create_connection(("93.184.216.34", 80), timeout=2)
+    except OSError:
+        pass  # blocked and logged by tests/netguard: the test passes, the run must not
+"""
+
+
+@pytest.mark.slow
+def test_a_connection_tried_in_a_worker_fails_the_whole_run(tmp_path):
+    (tmp_path / "test_tries.py").write_text(TRIES)
+    (tmp_path / "test_idle.py").write_text("def test_idle():\n    pass\n")  # a unit for the other worker
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    # As from a shell: no log or outputs folder of this session's, conftest.py loaded as a plugin by name.
+    env = {k: v for k, v in os.environ.items() if k not in ("COURSE_NETGUARD_LOG", "COURSE_OUTPUT_DIR")}
+    env.update(PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), env.get("PYTHONPATH", "")]), TMPDIR=str(tmp_path))
+    command = [sys.executable, "-m", "pytest", "-p", "conftest", *makefile_lanes(), "-p", "no:cacheprovider"]
+    done = subprocess.run(
+        command + ["test_tries.py", "test_idle.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert "2 passed" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.returncode == 1 and "Network connections were attempted" in done.stderr, done.stderr[-2000:]
+    (work,) = tmp_path.glob("course-tests-*")  # a failed run keeps its folder, to look into
+    assert "93.184.216.34" in (work / "network-attempts.log").read_text()
