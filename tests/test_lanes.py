@@ -11,7 +11,7 @@ import torch
 from conftest import ROOT, lane_order, pytest_xdist_make_scheduler, share_the_cores
 from xdist.remote import Producer
 
-LESSONS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+LESSON_NOTEBOOKS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 SOLUTIONS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "notebooks/labs/solutions").glob("*.ipynb"))
 MODULES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").glob("test_*.py"))
 
@@ -59,11 +59,11 @@ def test_the_makefile_asks_for_the_lanes_the_scheduler_serves():
 
 def test_the_lessons_go_in_order_to_one_worker_and_the_rehearsal_to_the_other():
     # As pytest collects them (testpaths: tests, then notebooks), two tests or cells a file.
-    collected = [f"{path}::{name}" for path in MODULES + LESSONS + SOLUTIONS for name in ("a", "b")]
-    assert len(LESSONS) == 6 and "tests/test_rehearsal.py" in MODULES
+    collected = [f"{path}::{name}" for path in MODULES + LESSON_NOTEBOOKS + SOLUTIONS for name in ("a", "b")]
+    assert len(LESSON_NOTEBOOKS) == 6 and "tests/test_rehearsal.py" in MODULES
     in_lane_order = sorted(collected, key=lambda nodeid: lane_order(nodeid.split("::")[0]))
     first, second = scheduled(in_lane_order)
-    lessons = [nodeid for nodeid in collected if nodeid.split("::")[0] in LESSONS]
+    lessons = [nodeid for nodeid in collected if nodeid.split("::")[0] in LESSON_NOTEBOOKS]
     assert first[: len(lessons)] == lessons  # 00 to 05, each notebook's cells in order, all on one worker
     assert second[:2] == ["tests/test_rehearsal.py::a", "tests/test_rehearsal.py::b"]
     files_of = [{nodeid.split("::")[0] for nodeid in lane} for lane in (first, second)]
