@@ -19,6 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 GUARD_DIR = Path(__file__).resolve().parent / "netguard"
+LESSONS = ROOT / "notebooks"  # the lesson notebooks themselves; the labs' solutions are in notebooks/labs/
 collect_ignore = ["fixtures", "netguard", "rehearsal"]
 
 
@@ -66,9 +67,6 @@ def share_the_cores(workers: int) -> None:
     import torch
 
     torch.set_num_threads(threads)
-
-
-LESSONS = ROOT / "notebooks"  # the lesson notebooks themselves; the labs' solutions are in notebooks/labs/
 
 
 def unit_of(path: str) -> str:

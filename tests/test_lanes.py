@@ -5,14 +5,18 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
 from conftest import ROOT, lane_order, pytest_xdist_make_scheduler, share_the_cores
 from xdist.remote import Producer
 
-LESSON_NOTEBOOKS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-SOLUTIONS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "notebooks/labs/solutions").glob("*.ipynb"))
+from course_utils.runner import find_notebooks, is_lab
+
+NOTEBOOKS = [p.relative_to(ROOT).as_posix() for p in find_notebooks(ROOT / "notebooks", labs=True)]
+LESSON_NOTEBOOKS = [path for path in NOTEBOOKS if not is_lab(Path(path).name)]
+SOLUTIONS = [path for path in NOTEBOOKS if is_lab(Path(path).name)]
 MODULES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").glob("test_*.py"))
 
 
