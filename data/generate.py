@@ -1,12 +1,12 @@
 """Write the course's synthetic sample data sets into data/.
 
 The smoke profile cannot reach the Hugging Face Hub, so it reads small stand-ins for
-IMDB, CNN/DailyMail, C4 and Dolly-15k from this folder. They are written here, from word lists and
+IMDB, CNN/DailyMail, C4, Dolly-15k, LAMBADA and SST-2 from this folder. They are written here, from word lists and
 sentence templates of the project's own. Each data set's split draws from a random generator
 of its own, seeded by the split's name: the same command always writes the same bytes, and a
 change to one set leaves the others as they were.
 
-    python data/generate.py            # (re)write data/{imdb,cnn_dailymail,c4,dolly}/*.jsonl
+    python data/generate.py            # (re)write data/{imdb,cnn_dailymail,c4,dolly,lambada,sst2}/*.jsonl
     python data/generate.py --check    # exit 1 if the committed files differ from a fresh run
 
 Only the standard library is used, so the generator runs before anything is installed.
@@ -30,11 +30,15 @@ DATA_DIR = Path(__file__).resolve().parent
 SIZES = {
     "imdb": {"train": 2000, "test": 500, "unsupervised": 300},
     "cnn_dailymail": {"train": 400, "validation": 50, "test": 50},
-    "c4": {"train": 2000, "validation": 200},
+    "c4": {"train": 3000, "validation": 200},
     # databricks-dolly-15k has one split of 15,011 rows; lab 01L holds its own test rows out of it.
     "dolly": {"train": 600},
-    # EleutherAI/lambada_openai has one split, test, of 5,153 passages.
-    "lambada": {"test": 200},
+    # EleutherAI/lambada_openai has one split, test; the stand-ins' training stories are a split of their own
+    # (LAMBADA's authors, too, drew their test passages from novels and trained on other novels).
+    "lambada": {"test": 200, "train": 1000},
+    # stanfordnlp/sst2 (GLUE's SST-2): train 67,349 short sentences from film reviews. The T5 stand-ins learn the
+    # `sst2 sentence: ` task from it, as the real T5 did in its multi-task mixture; no lesson scores it.
+    "sst2": {"train": 20000},
 }
 
 # --------------------------------------------------------------------------- word lists
@@ -724,7 +728,8 @@ def c4_opinion(rng):
 
 
 def c4_doc(rng: random.Random) -> dict:
-    topic, lines = pick(rng, [c4_recipe, c4_product, c4_travel, c4_howto, c4_opinion])(rng)
+    # Opinion pages weigh three times: real C4 is full of blogs, reviews and forum posts that take a side.
+    topic, lines = pick(rng, [c4_recipe, c4_product, c4_travel, c4_howto, c4_opinion, c4_opinion, c4_opinion])(rng)
     site = f"{pick(rng, SITE_WORDS)}{pick(rng, SITE_WORDS)}.{pick(rng, TLDS)}"
     slug = "-".join(topic.lower().split())
     stamp = (
@@ -807,6 +812,48 @@ def dolly_row(rng: random.Random) -> dict:
     return {"instruction": instruction, "context": context, "response": response, "category": category}
 
 
+# --------------------------------------------------------------------------- SST-2
+
+
+def sst2_passage(rng: random.Random, polarity: int) -> str:
+    """A paragraph of a review: two to five cues of one side, fewer of the other, and plot sentences among them."""
+    title = film_title(rng)
+    main = [sentiment_cue(rng, polarity) for _ in range(rng.randint(2, 5))]
+    other = [sentiment_cue(rng, -polarity) for _ in range(rng.randint(0, len(main) - 1))]
+    sentences = main + other + distinct(rng, lambda r: neutral_sentence(r, title), rng.randint(1, 8))
+    rng.shuffle(sentences)
+    return " ".join(sentences)
+
+
+def sst2_sentence(rng: random.Random, label: int) -> str:
+    """A short text of a film review whose sentiment is ``label`` (1 positive, 0 negative), as SST-2's are:
+    one cue, two cues, a cue beside a plot sentence, a contrast that ends on the label's side, a verdict, or a
+    few sentences whose cues mostly take the label's side."""
+    polarity = 1 if label == 1 else -1
+    kind = rng.randrange(6)
+    if kind == 5:
+        return sst2_passage(rng, polarity)
+    if kind == 0:
+        return sentiment_cue(rng, polarity)
+    if kind == 1:
+        return f"{sentiment_cue(rng, polarity)} {sentiment_cue(rng, polarity)}"
+    if kind == 2:
+        parts = [sentiment_cue(rng, polarity), neutral_sentence(rng, film_title(rng))]
+        rng.shuffle(parts)
+        return " ".join(parts)
+    if kind == 3:
+        other, main = sentiment_cue(rng, -polarity), sentiment_cue(rng, polarity)
+        opener = pick(rng, ["Sure", "Admittedly", "Granted", "True"])
+        return f"{opener}, {other[0].lower() + other[1:-1]}, but {main[0].lower() + main[1:]}"
+    return verdict(rng, polarity)
+
+
+def sst2_split(rng: random.Random, n: int) -> list[dict]:
+    labels = [i % 2 for i in range(n)]  # exactly balanced
+    rng.shuffle(labels)
+    return [{"idx": i, "sentence": sst2_sentence(rng, label), "label": label} for i, label in enumerate(labels)]
+
+
 # --------------------------------------------------------------------------- LAMBADA (OpenAI's version)
 
 
@@ -874,6 +921,8 @@ def build_all(seed: int = SEED, sizes: dict | None = None) -> dict[str, str]:
     for split, n in sizes["lambada"].items():
         rng = split_rng(seed, "lambada", split)
         files[f"lambada/{split}.jsonl"] = [lambada_passage(rng) for _ in range(n)]
+    for split, n in sizes["sst2"].items():
+        files[f"sst2/{split}.jsonl"] = sst2_split(split_rng(seed, "sst2", split), n)
     return {path: "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows) for path, rows in files.items()}
 
 
