@@ -1,8 +1,8 @@
 """course_utils: the shared helpers behind the course "Fine-tuning and Evaluating LLMs".
 
 The notebooks in ``notebooks/`` show each lesson's code; the labs in ``notebooks/labs/`` let the student write it.
-The house has three parts: the lessons' support (the modules below), lesson 04's pretraining (the folder
-``pretraining/``) and the labs' checks (the folder ``labs/``). Cells marked ``#@save`` are also modules of the
+The house has four parts: the lessons' support (the modules below), lesson 04's pretraining (the folder
+``pretraining/``), the labs' checks (the folder ``labs/``) and the smoke stand-ins' build (the folder ``standins/``). Cells marked ``#@save`` are also modules of the
 package (written by ``python tools/export.py``), which the launchers (``deepspeed``, ``torchrun``,
 ``accelerate launch``) and the tests import. A module imports only what stands below it; counted with each folder
 as one room, the house has five floors (``tests/test_repository.py`` measures it).
@@ -26,11 +26,12 @@ as one room, the house has five floors (``tests/test_repository.py`` measures it
 - ``profiles``        the smoke and full profiles: model names, data sources, each lesson's settings
 - ``hardware``        the training device and the precision rule (bf16, fp32, TF32)
 - ``sources``         where a data set's files are (a local folder or the Hugging Face cache) and their checked reading
-- ``standins``        tiny stand-in models built from configs, saved and loaded by path
 - ``sentiment_trainer`` (from notebook 01) labels as words, the tokenize function, the Trainer and its arguments, answers by
   generate and their score
 - ``summarizers``     (from notebook 03) T5 and GPT-2 summaries, their repetition measure, Lead-3 without the byline
 - ``runner``          executes the notebooks with papermill and writes ``report.md``
+- ``standin_files``   the shipped stand-ins on disk: where, their manifest, the check that each is whole
+- ``summary_setup``   lesson 03's settings, and each article's summaries for lesson 05
 3. Loading:
 - ``environment``     a notebook's session: offline switches, one GPU, the output folder
 - ``hub``             the Hugging Face cache: prefetch and what is there offline
@@ -39,15 +40,15 @@ as one room, the house has five floors (``tests/test_repository.py`` measures it
 - ``zero``            DeepSpeed configs checked, launcher variables, model-state memory per ZeRO stage
 - ``eval_setup``      lesson 05's settings, the earlier lessons' outputs it reads, lm-eval's tasks on local files
 - ``instruct``        lab 01L's Dolly-15k, its settings per profile, and the reference prompt, labels and LoRA size
-4. Runs, and the two folders:
+4. Runs, and a folder:
 - ``finetune``        lesson 01's fine-tune as one command (lessons 02 and 04 launch it)
 - ``cli``             the ``course`` command
 - ``pretraining``     lesson 04's support: config and plan, data, span corruption, the optimizers and schedules,
                       checkpoints, the run, the loop, the race, the command
-- ``labs``            the labs' checks (``from course_utils.labs import check``) and questions
-5. Lessons on top:
+5. On top, and two folders:
 - ``launch``          the fine-tune in a fresh process, or as a cluster command
-- ``summary_setup``   lesson 03's settings and the stand-ins' warm-up
+- ``labs``            the labs' checks (``from course_utils.labs import check``) and questions
+- ``standins``        the smoke stand-ins' build: pretrained on the shipped data, written to ``standins/``
 
 Importing the package, or its session, data, profile and command modules, imports no heavy library and
 changes nothing: no environment variables, seeds or downloads.

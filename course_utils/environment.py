@@ -69,11 +69,13 @@ def start_session(
     quick: bool = False,
     require_gpu: str = "",
     check_gpu: bool = True,
+    seed: str = "",
 ) -> Session:
-    """Set up a notebook run: pick the profile (capped when ``quick``), go offline if it says so, leave progress
+    """Set up a notebook run: pick the profile (capped when ``quick``; ``seed``, a number as text, the seed of every
+    training run, or "" for each config's own), go offline if it says so, leave progress
     bars to training and generation, keep one GPU, stop when a required GPU is missing (unless ``check_gpu`` is
     False), create the output folder."""
-    profile = get_profile(profile_name, quick=quick)
+    profile = get_profile(profile_name, quick=quick, **({"seed": int(seed)} if str(seed).strip() else {}))
     # Smoke is always offline. In full, HF_HUB_OFFLINE=1 (a compute node without internet) switches
     # the other libraries off too: datasets, for one, would otherwise still report loads over the network.
     changed = configure_offline(profile.offline or is_offline())

@@ -57,6 +57,8 @@ LESSON_OUTPUTS = {
     "01 before": LessonOutput("01_t5_small_imdb_finetune", "01_t5_small_imdb/answers_before.json"),
     "01 after": LessonOutput("01_t5_small_imdb_finetune", "01_t5_small_imdb/answers_after.json"),
     "01 model": LessonOutput("01_t5_small_imdb_finetune", "01_t5_small_imdb/model"),
+    "02 plain": LessonOutput("02_deepspeed_zero", "02_plain/answers.json"),
+    "02 zero": LessonOutput("02_deepspeed_zero", "02_zero/answers.json"),
     "03 articles": LessonOutput("03_cnn_dailymail_rouge", "03_cnn_dailymail_rouge/per_article.json"),
     "04 pretrained": LessonOutput("04_nanot5_pretraining", "04_payoff/pretrained/answers.json"),
     "04 random init": LessonOutput("04_nanot5_pretraining", "04_payoff/random_init/answers.json"),

@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from transformers import TrainerCallback
+
 from .configs import DataSource, InputError, argument_parser, checked_replace, run_command, setting
 from .data import load_imdb
 from .hardware import resolve_precision
@@ -97,6 +99,8 @@ class FinetuneConfig:
             attn_implementation=profile.attn_implementation,
         )
         config = checked_replace(config, profile.finetune, "Profile.finetune setting")
+        if profile.seed is not None:
+            config = dataclasses.replace(config, seed=profile.seed)
         config = checked_replace(config, changes, "fine-tuning setting")
         return dataclasses.replace(config, precision=resolve_precision(config.precision))
 
@@ -167,6 +171,49 @@ def report_deepspeed(engine, echo=print) -> None:
     see_memory_usage("", force=True)  # DeepSpeed prints MA (allocated), Max_MA, CA (cached) and the CPU's memory
 
 
+STEPS_FILE = "steps.json"  # what the run used at every optimizer step (StepRecord), for lesson 02's comparison
+
+
+def step_settings(trainer) -> dict:
+    """What the next optimizer step of ``trainer`` will use: the optimizer that does the arithmetic and its settings
+    per parameter group, the learning rate, the gradient clipping and the loss scale. Under DeepSpeed these are read
+    from DeepSpeed's engine, which steps, clips and scales by itself; otherwise from the Trainer's own."""
+    engine = getattr(trainer.accelerator, "deepspeed_engine_wrapped", None)
+    engine = engine.engine if engine is not None else None
+    optimizer = engine.basic_optimizer if engine is not None else trainer.optimizer.optimizer
+    groups = [
+        {key: group[key] for key in ("lr", "betas", "eps", "weight_decay", "amsgrad") if key in group}
+        for group in (engine.optimizer if engine is not None else trainer.optimizer).param_groups
+    ]
+    scaler = trainer.accelerator.scaler
+    loss_scale = (
+        getattr(engine.optimizer, "loss_scale", 1.0) if engine is not None else (scaler.get_scale() if scaler else 1.0)
+    )
+    return {
+        "optimizer": type(optimizer).__name__,
+        "learning_rate": groups[0]["lr"],
+        "groups": [{key: list(v) if isinstance(v, tuple) else v for key, v in g.items()} for g in groups],
+        "gradient_clipping": engine.gradient_clipping() if engine is not None else trainer.args.max_grad_norm,
+        "loss_scale": float(loss_scale),
+    }
+
+
+class StepRecord(TrainerCallback):
+    """A Trainer callback that records, before every optimizer step, what that step will use (``step_settings``),
+    and writes the list to ``<output_dir>/steps.json`` at the end: two runs said to differ in one argument can be
+    compared step by step (lesson 02)."""
+
+    def __init__(self, trainer, path):
+        self.trainer, self.path, self.steps = trainer, Path(path), []
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        self.steps.append({"step": state.global_step + 1, **step_settings(self.trainer)})
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            self.path.write_text(json.dumps(self.steps))
+
+
 def fitting_batch(config: FinetuneConfig, parameters: int, answer_tokens: int) -> FinetuneConfig:
     """``config`` with the same rows per optimizer step, cut into micro-batches that fit this GPU's memory
     (``memory.rows_that_fit``; e.g. T5 v1.1 base at 16 x 512 in fp32 on a 16 GB card: 8 rows x 2). Without a
@@ -212,6 +259,7 @@ def run(config: FinetuneConfig, echo=print) -> dict:
         splits["train"], tokenizer, "text", "label_text", config.task_prefix, config.max_source_length, answer_tokens
     )
     trainer = build_trainer(config, model, tokenizer, train_set)
+    trainer.add_callback(StepRecord(trainer, Path(config.output_dir) / STEPS_FILE))
     result = train(trainer)
     if config.deepspeed and trainer.is_world_process_zero():
         report_deepspeed(trainer.model_wrapped, echo)

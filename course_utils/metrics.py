@@ -45,6 +45,8 @@ UNITS = {
     "deepspeed_ops_buildable": "ops",
     # 01, 02 and 04: fine-tuning and pretraining
     "accuracy": "fraction",
+    "accuracy_difference": "fraction",
+    "agreement": "fraction",
     "unknown_answers": "reviews",
     "rows": "reviews",
     "confusion_after": "reviews",
@@ -62,6 +64,9 @@ UNITS = {
     "peak_memory_mib": "MiB",
     "t5_3b_8gpus": "GiB",
     "loss_relative_gap": "fraction",
+    "final_loss_relative_gap": "fraction",
+    "settings_differ": "settings",
+    "learning_rate_gap": "",
     "disagreements": "reviews",
     "relative_drop": "fraction",
     "accuracy_margin_over_random_init": "fraction",
@@ -88,9 +93,11 @@ UNITS = {
     "methods_disagree": "reviews",
     "perplexity": "",
     "judge": "fraction",
+    "control_judge": "fraction",
+    "consistent_articles": "articles",
+    "consistent_p": "",
     "articles": "articles",
     "kappa_with_rouge": "",
-    "warmup_time": "s",
     "generation_time": "s",
 }
 

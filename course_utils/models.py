@@ -1,8 +1,8 @@
 """Load models and tokenizers by name or path, the same way in both profiles.
 
-A model name is a Hub id (``t5-small``), a local folder, or ``standin:<name>`` for a tiny
-stand-in built from a config (see ``standins.py``). ``resolve_model`` turns the last kind
-into the path of the saved stand-in; everything is then loaded with ``from_pretrained`` and
+A model name is a Hub id (``t5-small``), a local folder, or ``standin:<name>`` for a small
+stand-in shipped in ``standins/`` (see ``course_utils/standins/``). ``resolve_model`` turns the last kind
+into the path of the shipped stand-in, its files checked against its manifest; everything is then loaded with ``from_pretrained`` and
 moved to the training device (the GPU when there is one), so evaluation and generation run
 where training does. When the Hub is switched off and a model is not in the cache, the error
 says so in one line and names the fix instead of a long traceback.
@@ -19,14 +19,14 @@ import os
 from .hardware import training_device
 from .offline import STANDIN_PREFIX, MissingAssetError, is_offline, missing_asset_message
 from .quiet import messages_dropped
-from .standins import ensure_standin
+from .standin_files import standin_path
 
 
-def resolve_model(name: str | os.PathLike, cache: str | os.PathLike | None = None) -> str:
-    """A name ``from_pretrained`` accepts: stand-ins become their saved folder, others pass through."""
+def resolve_model(name: str | os.PathLike) -> str:
+    """A name ``from_pretrained`` accepts: stand-ins become their shipped folder, others pass through."""
     name = str(name)
     if name.startswith(STANDIN_PREFIX):
-        return str(ensure_standin(name[len(STANDIN_PREFIX) :], cache))
+        return str(standin_path(name[len(STANDIN_PREFIX) :]))
     return name
 
 

@@ -72,14 +72,20 @@ class Profile:
     # 5 minutes a run on an A100 at nanoT5's 0.56 s per step, plus six evaluations on 10 held-out batches.
     optimizer_race_steps: int = 500
     # Lesson 04's third start, as nanoT5 compares: the released weights of the architecture it
-    # pretrains, loaded with from_pretrained. None where there are none: smoke's stand-in exists
-    # only as a config, so its weights would be one more random start.
+    # pretrains, loaded with from_pretrained (smoke: the shipped stand-in, pretrained by lesson 04's code for three
+    # times the notebook's steps). None: no third start.
     released_weights: str | None = None
+    # Lesson 04's fine-tunes: lesson 01's recipe (profile.finetune) with these changes. Pretraining pays most where
+    # labels are few. Full: none, lesson 01's recipe as it is.
+    payoff_finetune: dict = field(default_factory=dict)
     # C4 en is hundreds of GB; prefetch takes this many of its 1,024 train shards
     # (about 356k documents each) for clusters that must run offline.
     c4_prefetch_train_shards: int = 8
     # True for `course run --quick`: full architectures and settings, rows and steps capped (QUICK_CAPS).
     quick: bool = False
+    # The seed of every training run (the fine-tunes, the pretraining) and of the rows they sample; None: each
+    # config's own default. benchmarks/bench_smoke_fidelity.py sets it (COURSE_SEED) to measure the spread.
+    seed: int | None = None
 
 
 def _smoke() -> Profile:
@@ -96,10 +102,10 @@ def _smoke() -> Profile:
         lambada=DataSource(str(data / "lambada")),
         c4_prefetch_train_shards=0,
         attn_implementation="eager",
-        # The stand-in starts from random weights, so it needs more epochs and a larger step to learn
-        # the task at all. 1,200 of the 2,000 shipped reviews for 2 epochs: 150 steps, about a minute
-        # on 2 cores, so lesson 02 can run the fine-tune twice (plain and ZeRO-2) within its 4 minutes.
-        finetune=dict(num_train_epochs=2.0, learning_rate=6e-3, max_train_rows=1200),
+        # The stand-in arrives pretrained (SST-2-like sentences in its mixture), so it needs only a fine-tune:
+        # 1,200 of the 2,000 shipped reviews for 2 epochs, 150 steps, about a minute on 2 cores, so lesson 02
+        # can run it twice (plain and ZeRO-2). Its 128-wide weights take a larger step than t5-small's 3e-4.
+        finetune=dict(num_train_epochs=2.0, learning_rate=1e-3, max_train_rows=1200),
         # Short rows and a small batch at the recipe's peak rate, after a short warm-up. 3,000 steps
         # (about 2.5 minutes on 2 cores) is where the stand-in starts to read its input and its start
         # beats random weights on lesson 01's task (benchmarks/bench_pretrain_payoff.py; 400 steps did
@@ -117,6 +123,9 @@ def _smoke() -> Profile:
             data_workers=1,
         ),
         optimizer_race_steps=300,
+        released_weights="standin:t5-v1_1-base",
+        # Few labels, where pretraining pays: 400 reviews for 5 epochs (125 steps) at a random start's rate.
+        payoff_finetune=dict(max_train_rows=400, num_train_epochs=5.0, learning_rate=6e-3),
         # The random-weight stand-in learns the shipped instructions' answer shapes at a large rate: 540 examples
         # for 4 epochs of 16, 136 steps, a few seconds on 2 cores; 40 held out for ROUGE.
         instruction=dict(
@@ -129,18 +138,9 @@ def _smoke() -> Profile:
             logging_steps=10,
             max_new_tokens=24,
         ),
-        # Random-weight stand-ins write noise. About a minute of training on the 400 shipped
-        # training articles makes the T5 summaries worth scoring; the GPT-2 stand-in only
-        # learns to continue news text, so its "TL;DR:" summaries stay zero-shot.
-        # All 50 shipped test articles are scored.
-        summaries=dict(
-            test_rows=None,
-            warmups={
-                "t5_small": dict(num_train_epochs=3.0, learning_rate=5e-3, per_device_batch_size=8),
-                "t5_base": dict(num_train_epochs=3.0, learning_rate=4e-3, per_device_batch_size=8),
-                "gpt2": dict(num_train_epochs=4.0, learning_rate=3e-3, objective="language_model"),
-            },
-        ),
+        # The stand-ins summarize as shipped (pretrained with summarize: in their mixture). All 50 shipped test
+        # articles are scored.
+        summaries=dict(test_rows=None),
     )
 
 

@@ -20,6 +20,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 GUARD_DIR = Path(__file__).resolve().parent / "netguard"
 LESSONS = ROOT / "notebooks"  # the lesson notebooks themselves; the labs' solutions are in notebooks/labs/
+POINTS = "tests/test_lesson_points.py"  # reads what the lessons wrote: after them, in their lane
+LESSONS_COLLECTED = pytest.StashKey[bool]()  # whether this session runs the lesson notebooks
 collect_ignore = ["fixtures", "netguard", "rehearsal"]
 
 
@@ -71,9 +73,9 @@ def share_the_cores(workers: int) -> None:
 
 def unit_of(path: str) -> str:
     """Where a test runs with make test's lanes: the lessons are one unit, run in order on one worker (05 reads
-    what 01, 03 and 04 wrote); any other file is a unit of its own (a notebook's cells share a kernel, a
-    module's tests their fixtures)."""
-    return "lessons" if (ROOT / path).parent == LESSONS else path
+    what 01, 02, 03 and 04 wrote), and the test of their points joins it; any other file is a unit of its own (a
+    notebook's cells share a kernel, a module's tests their fixtures)."""
+    return "lessons" if (ROOT / path).parent == LESSONS or path == POINTS else path
 
 
 @pytest.hookimpl(optionalhook=True)  # a GPU node runs pytest without pytest-xdist
@@ -99,11 +101,20 @@ def lane_order(path: str) -> int:
     return 1 if path == "tests/test_rehearsal.py" else 2
 
 
+def after_the_lessons(path: str) -> bool:
+    return path == POINTS
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """In a worker, the items in lane_order; stable, so each unit keeps its own order."""
+    """The test of the lessons' points after the lessons, in every run; in a worker, the items in lane_order too.
+    Both sorts are stable, so each unit keeps its own order."""
+    paths = [os.path.relpath(item.path, ROOT) for item in items]
+    config.stash[LESSONS_COLLECTED] = any((ROOT / p).parent == LESSONS for p in paths)
+    order = dict(zip(map(id, items), paths))
+    items.sort(key=lambda item: after_the_lessons(order[id(item)]))
     if getattr(config, "workerinput", None) is not None:
-        items.sort(key=lambda item: lane_order(os.path.relpath(item.path, ROOT)))
+        items.sort(key=lambda item: lane_order(order[id(item)]))
 
 
 @pytest.hookimpl(wrapper=True)

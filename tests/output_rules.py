@@ -1,5 +1,5 @@
 """What an executed notebook must not show a student: progress bars of the libraries' bookkeeping, a
-compiler's error lines, commands that list every default flag.
+compiler's error lines, commands that list every default flag, table cells that pandas cut short.
 
     problems = noise(outputs)    # outputs: one code cell's nbformat outputs; [] when the cell is clean
 
@@ -18,6 +18,9 @@ ALLOWED_BARS = ("generate", "t5 summaries", "gpt-2 summaries", "judge")
 MAX_FLAGS = 19  # a printed command with 20 flags lists defaults, not what the run changes
 COMPILER_NOISE = ("collect2", "/usr/bin/ld:")
 FLAG = re.compile(r"(?:^|\s)--[a-z]")
+# pandas cuts a table cell's text at display.max_colwidth (50 characters by default) and ends it with "...": a
+# summary, a review or a span-filling answer cut there hides what the table is for.
+CUT_CELL = re.compile(r"\.\.\.</td>")
 
 
 def bar_description(output: dict) -> str | None:
@@ -47,6 +50,9 @@ def noise(outputs: list[dict]) -> list[str]:
         for fragment in COMPILER_NOISE:
             if fragment in text:
                 problems.append(f"a compiler's error line ({fragment!r}) in the output")
+        html = "".join(output.get("data", {}).get("text/html", ""))
+        if CUT_CELL.search(html):
+            problems.append("a table cell cut short by pandas (set pd.set_option('display.max_colwidth', ...))")
         for line in text.splitlines():
             flags = len(FLAG.findall(line))
             if flags > MAX_FLAGS:

@@ -23,7 +23,6 @@ GUARDED = {
         "from 8 to 64 GPUs stage 3 shrinks 8-fold, while stages 1 and 2 shrink by less than half",
     ],
     "03": [
-        "Not one summary matches its reference exactly.",
         "Without the newlines, rougeLsum equals rougeL.",
         "Itself: 1.0 on all four scores.",
         "Without the stemmer, four of the six words and two of the five bigrams match (0.67 and 0.40).",
@@ -86,7 +85,10 @@ def lesson(number: str) -> Path:
     return next((ROOT / "notebooks").glob(f"{number}_*.ipynb"))
 
 
-@pytest.mark.parametrize("number", ["00", "01", "02", "03", "04"])
+LESSON_NUMBERS = ["00", "01", "02", "03", "04", "05"]
+
+
+@pytest.mark.parametrize("number", LESSON_NUMBERS)
 def test_each_lesson_guards_the_sentences_listed_and_each_stands_in_the_next_text(number):
     found = guards(lesson(number))
     assert [sentence for sentence, _ in found] == GUARDED.get(number, [])
@@ -107,3 +109,47 @@ def test_a_sentence_edited_without_its_guard_is_caught(tmp_path):
     edited.write_text(json.dumps(notebook))
     missing = [s for s, text in guards(edited) if plain(s) not in text]
     assert missing == ["ROUGE-2 and ROUGE-L punish the shuffle."]
+
+
+# A cell shows only its last expression: a table or a value computed earlier in the cell, and not printed, is lost.
+SHOWN_ONLY_LAST = ("round", "head", "describe", "to_frame", "T")
+
+
+def hidden_displays(notebook: Path) -> list[str]:
+    """Bare expressions that would display a value, but are not their cell's last statement: a student never sees
+    them (lesson 03's table of swapped arguments was one, followed by an assert)."""
+    found = []
+    for index, cell in enumerate(json.loads(notebook.read_text())["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        source = re.sub(r"^(\s*)%.*$", r"\1pass", "".join(cell["source"]), flags=re.M)
+        body = ast.parse(source).body
+        for node in body[:-1]:
+            if not isinstance(node, ast.Expr):
+                continue
+            value = node.value
+            shown = isinstance(value, (ast.Name, ast.Subscript, ast.Attribute)) or (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Attribute)
+                and value.func.attr in SHOWN_ONLY_LAST
+            )
+            if shown:
+                found.append(f"cell {index}, line {node.lineno}: {ast.unparse(value)[:60]}")
+    return found
+
+
+@pytest.mark.parametrize("number", LESSON_NUMBERS)
+def test_no_cell_computes_a_table_it_never_shows(number):
+    assert hidden_displays(lesson(number)) == []
+
+
+def test_a_table_followed_by_an_assert_is_caught(tmp_path):
+    notebook = {
+        "cells": [
+            {"cell_type": "code", "source": ["table = make()\n", "table.round(3)\n", "assert ok\n"]},
+            {"cell_type": "code", "source": ["table.round(3)\n"]},
+        ]
+    }
+    path = tmp_path / "05_hidden.ipynb"
+    path.write_text(json.dumps(notebook))
+    assert hidden_displays(path) == ["cell 0, line 2: table.round(3)"]

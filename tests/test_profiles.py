@@ -8,7 +8,7 @@ import pytest
 from course_utils import data, hardware, metrics, models, standins
 from course_utils.configs import DataSource
 from course_utils.profiles import MODEL_ROLES, get_profile
-from course_utils.summary_setup import SummaryConfig, WarmUp, summary_config
+from course_utils.summary_setup import SummaryConfig, summary_config
 
 
 def test_smoke_is_offline_cpu_with_standins_and_shipped_data():
@@ -65,31 +65,25 @@ def test_library_functions_take_no_profile_flag(module):
         assert not params & {"profile", "profile_name", "smoke", "is_smoke", "full"}, f"{module.__name__}.{name}"
 
 
-def test_lesson_03_scores_100_articles_in_full_and_warms_up_only_the_smoke_standins():
+def test_lesson_03_scores_100_articles_in_full_and_every_shipped_article_in_smoke():
     smoke, full = summary_config(get_profile("smoke")), summary_config(get_profile("full"))
-    assert full == SummaryConfig(test_rows=100, max_new_tokens=80, warmups={})
+    assert full == SummaryConfig(test_rows=100, max_new_tokens=80)
     assert smoke.test_rows is None  # all 50 shipped test articles
-    assert set(smoke.warmups) == {"t5_small", "t5_base", "gpt2"}
-    assert smoke.warmups["gpt2"] == WarmUp(4.0, 3e-3, objective="language_model")  # GPT-2 never sees a summary
-    assert {w.objective for r, w in smoke.warmups.items() if r != "gpt2"} == {"summarize"}
     assert smoke.max_new_tokens == full.max_new_tokens == 80
 
 
 def test_a_profile_setting_with_a_misspelt_field_is_refused_with_its_name():
     with pytest.raises(ValueError, match="test_row"):
         summary_config(get_profile("smoke", summaries={"test_row": 3}))
-    with pytest.raises(ValueError, match="learning_rat"):
-        summary_config(get_profile("smoke", summaries={"warmups": {"gpt2": {"learning_rat": 1.0}}}))
+    with pytest.raises(ValueError, match="warmups"):  # the stand-ins arrive pretrained: no warm-up to set
+        summary_config(get_profile("smoke", summaries={"warmups": {}}))
 
 
-def test_a_warmup_setting_without_a_rate_is_refused_not_filled_in():
-    # Leaving out a field that has no default names it; it never takes a stand-in value.
-    with pytest.raises(ValueError, match=r"Missing warm-up setting of gpt2\(s\) learning_rate"):
-        summary_config(get_profile("smoke", summaries={"warmups": {"gpt2": {"num_train_epochs": 2.0}}}))
+def test_a_seed_reaches_every_training_run_of_the_profile():
+    from course_utils.finetune import FinetuneConfig
+    from course_utils.pretraining.config import PretrainConfig
 
-
-def test_a_bad_warmup_is_refused_with_the_setting_named():
-    with pytest.raises(ValueError, match="objective"):
-        WarmUp(1.0, 1e-3, objective="classify")
-    with pytest.raises(ValueError, match="positive"):
-        WarmUp(0.0, 1e-3)
+    profile = get_profile("smoke", seed=7)
+    assert FinetuneConfig.for_profile(profile, output_dir="x").seed == 7
+    assert PretrainConfig.for_profile(profile, output_dir="x").seed == 7
+    assert FinetuneConfig.for_profile(get_profile("smoke"), output_dir="x").seed == FinetuneConfig().seed

@@ -92,6 +92,8 @@ class PretrainConfig:
             attn_implementation=profile.attn_implementation,
         )
         config = checked_replace(config, profile.pretrain, "Profile.pretrain setting")
+        if profile.seed is not None:
+            config = dataclasses.replace(config, seed=profile.seed)
         return checked_replace(config, changes, "pretraining setting")
 
 

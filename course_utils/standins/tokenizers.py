@@ -1,134 +1,26 @@
-"""Tiny stand-ins for t5-small, t5-base, gpt2, t5-v1_1-base, pythia-70m-deduped and Qwen2.5-0.5B-Instruct, for the
-offline smoke profile.
+"""The stand-ins' tokenizers, trained here on the shipped training splits, with the real models' conventions.
 
-No model weights can be downloaded in smoke, so each stand-in is the same architecture as
-the model it replaces (a T5, GPT-2, GPT-NeoX or Qwen2 config, far fewer and narrower layers) with random
-weights, and a tokenizer trained here on the shipped sample data. T5's tokenizer keeps
-T5's conventions: pad 0, eos 1, unk 2 and 100 sentinels ``<extra_id_N>`` counting down
-from the end of the vocabulary. A stand-in is built once, saved with ``save_pretrained``
-into the cache and from then on loaded with ``from_pretrained(path)``, exactly like a Hub
-model. The folder name carries a fingerprint of the recipe and the corpus, so changing
-either builds a fresh one.
+    tokenizer = train_t5_tokenizer(iter_corpus(corpus_files()))          # T5: pad 0, eos 1, unk 2, 100 sentinels last
+    tokenizer = train_gpt2_tokenizer(iter_corpus(corpus_files()))        # GPT-2: byte-level BPE, <|endoftext|>
+    tokenizer = train_tokenizer("qwen2", iter_corpus(corpus_files()))    # by family
 
-    python -m course_utils.standins            # build (or find) every stand-in, print paths
+T5's keeps T5's conventions: pad 0, eos 1, unk 2 and 100 sentinels ``<extra_id_N>`` counting down from the end
+of the vocabulary. GPT-2's, GPT-NeoX's (Pythia) and Qwen2's are byte-level BPEs with their special tokens; Qwen2's
+carries Qwen's chat tokens and a ChatML chat template. The rehearsal (tests/rehearsal/hub_repos.py) and the GPU
+check train their full-size tokenizers with the same functions.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .paths import cache_dir as default_cache_dir
-from .paths import data_dir
-from .tokens import T5_EXTRA_IDS
+from ..paths import data_dir
+from ..tokens import T5_EXTRA_IDS
 
-RECIPE_VERSION = 2  # bump when the build code changes in a way the spec does not show
 TOKENIZER_VOCAB_SIZE = 3000  # an upper bound: the sample corpus supports about 1,400 unigram pieces
-
-
-@dataclass(frozen=True)
-class StandInSpec:
-    """How to build one stand-in: its family and the config sizes that differ from the real model."""
-
-    name: str  # the real model it replaces, e.g. "t5-small"
-    family: str  # "t5", "gpt2", "gpt_neox" or "qwen2"
-    config: dict = field(default_factory=dict)  # T5Config / GPT2Config / GPTNeoXConfig / Qwen2Config keyword arguments
-    seed: int = 0  # for the random initial weights
-
-
-# Real sizes for comparison: t5-small d_model 512, 6+6 layers, 60M parameters; t5-base
-# d_model 768, 12+12 layers, 220M; gpt2 768 wide, 12 layers, 124M. The stand-ins keep the
-# ratios' direction (base > small) at a size a 2-core CPU trains in seconds.
-# They learn from random weights in a few epochs, where dropout only slows them down: on a CPU,
-# attention dropout doubles the time of a T5 step.
-CPU_FRIENDLY = dict(dropout_rate=0.0)
-STANDINS = {
-    "t5-small": StandInSpec(
-        "t5-small",
-        "t5",
-        dict(
-            d_model=64,
-            d_ff=256,
-            d_kv=16,
-            num_heads=4,
-            num_layers=2,
-            num_decoder_layers=2,
-            feed_forward_proj="relu",
-            **CPU_FRIENDLY,
-        ),
-    ),
-    "t5-base": StandInSpec(
-        "t5-base",
-        "t5",
-        dict(
-            d_model=128,
-            d_ff=512,
-            d_kv=32,
-            num_heads=4,
-            num_layers=3,
-            num_decoder_layers=3,
-            feed_forward_proj="relu",
-            **CPU_FRIENDLY,
-        ),
-    ),
-    # T5 v1.1: gated-GELU feed-forward, no output scaling. transformers 5 always ties T5's
-    # embeddings and turns tie_word_embeddings=False into scale_decoder_outputs=False.
-    "t5-v1_1-base": StandInSpec(
-        "t5-v1_1-base",
-        "t5",
-        dict(
-            d_model=64,
-            d_ff=192,
-            d_kv=16,
-            num_heads=4,
-            num_layers=2,
-            num_decoder_layers=2,
-            feed_forward_proj="gated-gelu",
-            tie_word_embeddings=False,
-            **CPU_FRIENDLY,
-        ),
-    ),
-    "gpt2": StandInSpec("gpt2", "gpt2", dict(n_embd=64, n_layer=2, n_head=4, n_positions=1024)),
-    # Pythia: GPT-NeoX with rotary embeddings on a quarter of each head and parallel residuals; 512 wide and
-    # 6 layers in the real 70m. Its tokenizer is GPT-NeoX's byte-level BPE with <|endoftext|> as id 0.
-    "pythia-70m-deduped": StandInSpec(
-        "pythia-70m-deduped",
-        "gpt_neox",
-        dict(
-            hidden_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            intermediate_size=256,
-            max_position_embeddings=512,
-            rotary_pct=0.25,
-            use_parallel_residual=True,
-            tie_word_embeddings=False,
-        ),
-    ),
-    # Lesson 05's judge: Qwen2 (grouped-query attention, 14 query and 2 key-value heads in the real 0.5B, RMSNorm,
-    # SwiGLU, tied embeddings), 896 wide and 24 layers in the real one. Its tokenizer is a byte-level BPE with
-    # Qwen's chat tokens and a ChatML chat template, so apply_chat_template works as on the real model.
-    "Qwen2.5-0.5B-Instruct": StandInSpec(
-        "Qwen2.5-0.5B-Instruct",
-        "qwen2",
-        dict(
-            hidden_size=64,
-            intermediate_size=256,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-            max_position_embeddings=4096,
-            tie_word_embeddings=True,
-        ),
-    ),
-}
-# Stand-ins whose tokenizer also learns from more of the shipped data (the others keep their fingerprints).
+# Stand-ins whose tokenizer also learns from more of the shipped data (the others keep their vocabularies).
 EXTRA_CORPUS = {"pythia-70m-deduped": ("dolly/train.jsonl",)}
 
 
@@ -259,111 +151,14 @@ def train_qwen2_tokenizer(texts: Iterable[str], vocab_size: int = TOKENIZER_VOCA
     return tokenizer
 
 
-def build_standin(spec: StandInSpec, texts: Iterable[str]):
-    """Return (model, tokenizer) for ``spec``: a trained tokenizer and seeded random weights."""
-    import torch
-    from transformers import (
-        GPT2Config,
-        GPT2LMHeadModel,
-        GPTNeoXConfig,
-        GPTNeoXForCausalLM,
-        Qwen2Config,
-        Qwen2ForCausalLM,
-        T5Config,
-        T5ForConditionalGeneration,
-    )
-
-    if spec.family == "t5":
-        tokenizer = train_t5_tokenizer(texts)
-        config = T5Config(
-            vocab_size=len(tokenizer),
-            pad_token_id=tokenizer.pad_token_id,
-            eos_token_id=tokenizer.eos_token_id,
-            decoder_start_token_id=tokenizer.pad_token_id,
-            **spec.config,
-        )
-        model_class = T5ForConditionalGeneration
-    elif spec.family == "gpt2":
-        tokenizer = train_gpt2_tokenizer(texts)
-        eos = tokenizer.eos_token_id
-        config = GPT2Config(vocab_size=len(tokenizer), bos_token_id=eos, eos_token_id=eos, **spec.config)
-        model_class = GPT2LMHeadModel
-    elif spec.family == "gpt_neox":
-        tokenizer = train_gpt_neox_tokenizer(texts)
-        eos = tokenizer.eos_token_id
-        config = GPTNeoXConfig(vocab_size=len(tokenizer), bos_token_id=eos, eos_token_id=eos, **spec.config)
-        model_class = GPTNeoXForCausalLM
-    elif spec.family == "qwen2":
-        tokenizer = train_qwen2_tokenizer(texts)
-        config = Qwen2Config(
-            vocab_size=len(tokenizer),
-            bos_token_id=tokenizer.pad_token_id,  # Qwen2.5's config names <|endoftext|> as BOS; the tokenizer adds none
-            eos_token_id=tokenizer.eos_token_id,
-            pad_token_id=tokenizer.pad_token_id,
-            **spec.config,
-        )
-        model_class = Qwen2ForCausalLM
-    else:
-        raise ValueError(f"Stand-in {spec.name!r} has unknown family {spec.family!r} (t5, gpt2, gpt_neox or qwen2).")
-    with torch.random.fork_rng(devices=[]):  # seed the weights without touching the caller's RNG
-        torch.manual_seed(spec.seed)
-        model = model_class(config)
-    return model, tokenizer
-
-
-def fingerprint(spec: StandInSpec, files: list[Path]) -> str:
-    """Short hash of the recipe and the corpus: a different one means a different stand-in."""
-    digest = hashlib.sha256(json.dumps([asdict(spec), RECIPE_VERSION], sort_keys=True).encode())
-    for path in files:
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:12]
-
-
-def standin_dir(name: str, cache: Path, files: list[Path]) -> Path:
-    spec = _spec(name)
-    return cache / "standins" / f"{name}-{fingerprint(spec, files)}"
-
-
-def _spec(name: str) -> StandInSpec:
-    if name not in STANDINS:
-        raise ValueError(f"No stand-in called {name!r}; known: {', '.join(STANDINS)}.")
-    return STANDINS[name]
-
-
-def ensure_standin(name: str, cache: str | os.PathLike | None = None, files: list[Path] | None = None) -> Path:
-    """Path of the saved stand-in ``name``, building it first if the cache lacks it."""
-    files = files or corpus_files(name=name)
-    target = standin_dir(name, default_cache_dir(cache), files)
-    if (target / "config.json").exists():
-        return target
-    model, tokenizer = build_standin(_spec(name), iter_corpus(files))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Build in a temporary folder and rename: a crash or a second process never sees half a model.
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{name}-"))
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    (tmp / "STANDIN.json").write_text(
-        json.dumps(
-            {
-                "stands_in_for": name,
-                "spec": asdict(_spec(name)),
-                "parameters": model.num_parameters(),
-                "note": "random weights; tokenizer trained on the course's synthetic sample data",
-            },
-            indent=2,
-        )
-    )
-    try:
-        os.replace(tmp, target)
-    except OSError:  # another process finished first; its copy is identical
-        shutil.rmtree(tmp, ignore_errors=True)
-    return target
-
-
-def main() -> None:
-    for name in STANDINS:
-        print(f"{name}: {ensure_standin(name)}")
-
-
-if __name__ == "__main__":
-    main()
+def train_tokenizer(family: str, texts: Iterable[str]):
+    """The tokenizer of a stand-in of ``family`` ("t5", "gpt2", "gpt_neox" or "qwen2"), trained on ``texts``."""
+    trainers = {
+        "t5": train_t5_tokenizer,
+        "gpt2": train_gpt2_tokenizer,
+        "gpt_neox": train_gpt_neox_tokenizer,
+        "qwen2": train_qwen2_tokenizer,
+    }
+    if family not in trainers:
+        raise ValueError(f"No tokenizer for the family {family!r}; known: {', '.join(trainers)}.")
+    return trainers[family](texts)
