@@ -70,6 +70,7 @@ UNITS = {
     "disagreements": "reviews",
     "relative_drop": "fraction",
     "accuracy_margin_over_random_init": "fraction",
+    "payoff": "fraction",  # 04: one start's accuracy minus another's, with its interval
     "gradient_accumulation_steps": "micro-batches per step",
     "raw_row_length": "tokens",
     # lab 01L: instruction tuning

@@ -124,7 +124,7 @@ def _smoke() -> Profile:
         ),
         optimizer_race_steps=300,
         released_weights="standin:t5-v1_1-base",
-        # Few labels, where pretraining pays: 400 reviews for 5 epochs (125 steps) at a random start's rate.
+        # Few labels, where pretraining should pay most: 400 reviews for 5 epochs (125 steps) at a random start's rate.
         payoff_finetune=dict(max_train_rows=400, num_train_epochs=5.0, learning_rate=6e-3),
         # The random-weight stand-in learns the shipped instructions' answer shapes at a large rate: 540 examples
         # for 4 epochs of 16, 136 steps, a few seconds on 2 cores; 40 held out for ROUGE.
