@@ -76,6 +76,8 @@ def test_04_pretraining_teaches_the_model_to_read_its_input(figures):
     figures. That point is open.)"""
     lesson = figures["04"]
     assert lesson["nll_relative_drop"] >= 0.3
+    assert lesson["input_gap_pretrained"] > lesson["input_gap_random_weights"] + 1  # nats: it reads its input
+    assert lesson["finetune_released_accuracy"] >= lesson["finetune_pretrained_accuracy"]
 
 
 def test_05_lambada_lm_eval_and_the_judge(figures):

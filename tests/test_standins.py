@@ -114,8 +114,11 @@ def test_causal_standins_have_their_families_special_tokens():
 def test_pretrained_standins_have_learned_their_world():
     """Each shipped stand-in's held-out figures, from its manifest: far from a random model's."""
     figures = {name: standin_files.read_manifest(SHIPPED / name)["figures"] for name in STANDINS}
-    for name in ("t5-small", "t5-base"):  # chance: 0.5 on SST-2; a random model's summaries score near 0
-        assert figures[name]["sst2_held_out_accuracy"] >= 0.8 and figures[name]["rouge1_validation"] >= 0.5
+    # Chance is 0.5 on SST-2 (t5-base's mixture weights summaries 3 to 1, t5-small's sentiment 3 to 1); a random
+    # model's summaries score near 0.
+    assert figures["t5-small"]["sst2_held_out_accuracy"] >= 0.8 and figures["t5-base"]["sst2_held_out_accuracy"] >= 0.7
+    for name in ("t5-small", "t5-base"):
+        assert figures[name]["rouge1_validation"] >= 0.5
     assert figures["t5-base"]["rouge1_validation"] > figures["t5-small"]["rouge1_validation"]
     for name in ("gpt2", "pythia-70m-deduped"):
         assert figures[name]["c4_validation_perplexity"] < 30  # a random model: about the vocabulary, 3,000
