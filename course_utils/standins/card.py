@@ -93,8 +93,9 @@ in order:
 
 {_stage_lines(standin, record)}
 
-It read only the shipped training splits: {", ".join(f"`{f}`" for f in record["data_files"])}. No lesson scores
-these files' rows (the validation files give the held-out figures below).
+It read these shipped files: {", ".join(f"`{f}`" for f in record["data_files"])}. It trained on the training splits'
+rows only, which no lesson scores; the validation files gave the held-out figures below (and, in span corruption,
+the held-out loss the loop logs), and no lesson scores their rows either.
 
 ## Held-out figures
 
