@@ -129,14 +129,15 @@ def test_each_lesson_shows_its_code_in_its_cells(lesson):
     assert not missing, f"{path.name} does not show {missing} in a code cell"
 
 
-def test_the_notebooks_import_at_most_28_names_from_the_package():
-    # A measure, not a rule: at most 25 for lessons 00 to 04 (issue 32's count; lesson 03 takes its set-up as one
-    # module name, summary_setup, as lesson 05 takes eval_setup); lesson 05 adds eval_setup, label_word and
-    # load_lambada.
+def test_the_notebooks_import_at_most_33_names_from_the_package():
+    # A measure, not a rule: at most 30 for lessons 00 to 04 (issue 32's count was 25; issue 39 added STEPS_FILE and
+    # load_imdb to lesson 02's side-by-side settings and margins, paired_bootstrap, percentile_interval and
+    # label_word to lesson 04's payoff intervals, resolve_model to lesson 03's models table); lesson 05 adds
+    # eval_setup and load_lambada. Issue 42 looks at the package's names as a whole.
     names = set().union(*(imported_names(p) for p in NOTEBOOKS))
     first_five = set().union(*(imported_names(p) for p in NOTEBOOKS if p.name[:2] in {"00", "01", "02", "03", "04"}))
-    assert len(first_five) <= 25, sorted(first_five)
-    assert len(names) <= 28, sorted(names)
+    assert len(first_five) <= 30, sorted(first_five)
+    assert len(names) <= 33, sorted(names)
 
 
 @pytest.mark.parametrize("export", EXPORTS, ids=lambda e: e.module)

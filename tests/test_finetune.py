@@ -187,7 +187,7 @@ def test_lesson_config_follows_the_profile_and_takes_changes():
     assert (config.model_name, config.num_train_epochs, config.learning_rate, config.max_train_rows) == (
         "standin:t5-small",
         2.0,
-        6e-3,
+        1e-3,
         1200,
     )  # profile.finetune, keyed by FinetuneConfig's own fields
     assert config.output_dir == "out" and config.deepspeed == "x.json"

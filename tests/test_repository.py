@@ -152,10 +152,17 @@ def test_the_import_reader_follows_every_form_of_relative_import():
     )
 
 
+# Commands whose package imports must wait until main() has set the offline switches: what they import pulls in
+# transformers, which reads the switches once, when it is imported.
+LATE_IMPORTS_ALLOWED = {"standins/__main__.py"}
+
+
 def test_sibling_modules_are_imported_at_the_top_of_each_file():
     import ast
 
     for path in sorted((ROOT / "course_utils").rglob("*.py")):
+        if str(path.relative_to(ROOT / "course_utils")) in LATE_IMPORTS_ALLOWED:
+            continue
         tree = ast.parse(path.read_text())
         top = {id(node) for node in tree.body}
         late = [

@@ -37,6 +37,16 @@ def _yaml_header(standin: StandInSpec, record: dict) -> str:
         for name, value in sorted(record["figures"].items())
         if isinstance(value, float)
     )
+    index = (  # the Hub's model-index, where the build measured figures on held-out rows
+        "model-index:\n"
+        f"  - name: standin-{standin.name}\n"
+        "    results:\n"
+        "      - task:\n          type: held-out\n"
+        "        dataset:\n          name: the course's synthetic data (held-out rows)\n          type: synthetic\n"
+        f"        metrics:\n{metrics}"
+        if metrics
+        else ""
+    )
     return (
         "---\n"
         "license: apache-2.0\n"
@@ -45,12 +55,7 @@ def _yaml_header(standin: StandInSpec, record: dict) -> str:
         f"base_model: {standin.hub_id}\n"
         "datasets:\n  - synthetic (this course's data/, written by data/generate.py)\n"
         "tags:\n  - stand-in\n  - smoke-profile\n"
-        "model-index:\n"
-        f"  - name: standin-{standin.name}\n"
-        "    results:\n"
-        "      - task:\n          type: held-out\n"
-        "        dataset:\n          name: the course's synthetic data (held-out rows)\n          type: synthetic\n"
-        f"        metrics:\n{metrics}"
+        f"{index}"
         "---\n"
     )
 
@@ -61,6 +66,9 @@ def _stage_lines(standin: StandInSpec, record: dict) -> str:
         tasks = "".join(f"\n   - {TASKS[name]} (weight {weight:g})" for name, weight in stage.tasks)
         losses = done["figures"].get("losses") or []
         last = f"; last logged loss {losses[-1][1]:.3f}" if losses else ""
+        if "held_out_nll" in done["figures"]:  # span corruption: the loop's NLL on held-out C4 rows
+            nll = done["figures"]
+            last += f"; held-out NLL {nll['held_out_nll_start']:.3f} -> {nll['held_out_nll']:.3f} nats a target token"
         out.append(
             f"{index}. {OBJECTIVES[stage.objective]}: {stage.steps:,} steps of {stage.batch_size} rows of at most "
             f"{stage.max_length} tokens, peak rate {stage.learning_rate:g} after {stage.warmup_steps} warm-up steps, "
