@@ -16,6 +16,7 @@ from course_utils.finetune import FinetuneConfig
 from course_utils.launch import launch
 from course_utils.models import load_model, load_tokenizer
 from course_utils.paths import data_dir
+from course_utils.standin_files import standin_path
 from course_utils.sentiment_trainer import generate_answers
 from course_utils.zero import deepspeed_config_path
 
@@ -25,13 +26,27 @@ LOSS_TOLERANCE = 0.02
 
 
 @pytest.fixture(scope="module")
-def single_process(tmp_path_factory):
+def random_t5(tmp_path_factory) -> str:
+    """The t5-small stand-in's architecture and tokenizer with seeded random weights, as this test was designed on.
+    From the pretrained stand-in, whose losses are near 0 on most rows, the 2-process mean loss came out 5 to 10 %
+    below the 1-process one (issue 39's closing note): a finding to explain, not rounding."""
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM
+
+    folder = tmp_path_factory.mktemp("random_t5")
+    torch.manual_seed(0)
+    AutoModelForSeq2SeqLM.from_config(AutoConfig.from_pretrained(standin_path("t5-small"))).save_pretrained(folder)
+    load_tokenizer("standin:t5-small").save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.fixture(scope="module")
+def single_process(tmp_path_factory, random_t5):
     config = FinetuneConfig(
-        model_name="standin:t5-small",
+        model_name=random_t5,
         data_path=str(data_dir() / "imdb"),
         output_dir=str(tmp_path_factory.mktemp("one")),
         num_train_epochs=1.0,
-        learning_rate=1e-3,  # the smoke profile's rate for the pretrained stand-in
+        learning_rate=4e-3,
         per_device_batch_size=16,
         max_train_rows=256,
         test_rows=64,

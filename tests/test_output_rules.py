@@ -53,7 +53,8 @@ def test_a_table_cell_pandas_cut_short_is_noise_and_a_whole_one_is_not():
     import pandas as pd
 
     table = pd.DataFrame({"summary": ["a summary of the storm that closed every road in the county for two days"]})
-    cut = {"output_type": "execute_result", "data": {"text/html": table._repr_html_(), "text/plain": str(table)}}
+    with pd.option_context("display.max_colwidth", 50):  # pandas' default, whatever an earlier test set
+        cut = {"output_type": "execute_result", "data": {"text/html": table._repr_html_(), "text/plain": str(table)}}
     assert noise([cut]) == ["a table cell cut short by pandas (set pd.set_option('display.max_colwidth', ...))"]
     with pd.option_context("display.max_colwidth", 400):
         whole = {"output_type": "execute_result", "data": {"text/html": table._repr_html_()}}
