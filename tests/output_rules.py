@@ -20,7 +20,8 @@ COMPILER_NOISE = ("collect2", "/usr/bin/ld:")
 FLAG = re.compile(r"(?:^|\s)--[a-z]")
 # pandas cuts a table cell's text at display.max_colwidth (50 characters by default) and ends it with "...": a
 # summary, a review or a span-filling answer cut there hides what the table is for.
-CUT_CELL = re.compile(r"\.\.\.</td>")
+# pandas ends a cut cell with exactly three dots; a text that itself ends in a run of dots is not cut.
+CUT_CELL = re.compile(r"(?<!\.)\.\.\.</td>")
 
 
 def bar_description(output: dict) -> str | None:

@@ -59,3 +59,5 @@ def test_a_table_cell_pandas_cut_short_is_noise_and_a_whole_one_is_not():
     with pd.option_context("display.max_colwidth", 400):
         whole = {"output_type": "execute_result", "data": {"text/html": table._repr_html_()}}
     assert noise([whole]) == []
+    dots = pd.DataFrame({"output": ["a model that writes only dots ......"]})  # its own text, not a cut
+    assert noise([{"output_type": "execute_result", "data": {"text/html": dots._repr_html_()}}]) == []
