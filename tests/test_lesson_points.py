@@ -78,11 +78,13 @@ def test_04_pretraining_teaches_the_model_to_read_its_input(figures):
 
 
 def test_05_lambada_lm_eval_and_the_judge(figures):
-    """lm-eval's log-likelihood scoring agrees with lesson 01's generate; the GPT-2 stand-in predicts LAMBADA's
-    passages far better than a uniform guess over its 3,000 tokens; the scripted control shows its length bias.
-    (Issue 39 also asks for LAMBADA accuracy of 0.40 and a judge consistent above a coin: today's stand-ins reach
-    about 0.09 and 10 consistent articles of 50, and lesson 05 prints those verdicts from its figures. Open.)"""
+    """lm-eval's log-likelihood scoring agrees with lesson 01's generate; the GPT-2 stand-in, whose second stage read
+    the LAMBADA-style training stories, finds the last word of at least 40 % of the held-out passages (0.555 of 200
+    on the shipped build: a property of the weights, with no training in the lesson to vary it); the scripted
+    control shows its length bias. (Issue 39 also asks for a judge consistent above a coin: today's judge stand-in
+    is consistent on about 10 articles of 50, the two T5 stand-ins' summaries differing mostly in invented facts,
+    and lesson 05 prints that verdict from its figures. Open.)"""
     lesson = figures["05"]
     assert abs(lesson["lm_eval_accuracy_fine_tuned"] - figures["01"]["accuracy_after"]) <= 0.01
-    assert lesson["lambada_perplexity"] < 100
+    assert lesson["lambada_accuracy"] >= 0.40
     assert lesson["control_judge_longer_chosen_share"] == 1.0

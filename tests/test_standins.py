@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 import torch
 from scipy.stats import binomtest
@@ -289,6 +290,26 @@ def test_batches_depend_on_the_step_alone_and_pad_each_task_to_its_own_rows():
     assert len(widths) == 2  # each batch holds one task's rows, padded to them alone
     labels = draw(1)["labels"]
     assert (labels[labels < 0] == -100).all()
+
+
+def test_causal_batches_draw_one_pool_a_step_and_mask_a_storys_padding():
+    from course_utils.standins.training import causal_batches
+
+    blocks = np.arange(40 * 8).reshape(40, 8) + 10  # corpus blocks: full rows of 8
+    stories = [[5, 6, 7], [5, 6, 7, 8, 9], [4]] * 5  # one story a row, of their own lengths
+    draw = causal_batches({"corpus": blocks, "stories": stories}, {"corpus": 1.0, "stories": 4.0}, 0, 4, seed=2)
+    again = causal_batches({"corpus": blocks, "stories": stories}, {"corpus": 1.0, "stories": 4.0}, 0, 4, seed=2)
+    kinds = []
+    for step in range(1, 200):
+        batch = draw(step)
+        assert all(torch.equal(batch[k], again(step)[k]) for k in batch)
+        real = batch["attention_mask"] == 1
+        assert torch.equal(batch["labels"][real], batch["input_ids"][real]) and (batch["labels"][~real] == -100).all()
+        corpus_rows = (batch["input_ids"] >= 10).all(dim=1)
+        assert corpus_rows.all() or not corpus_rows.any()  # one pool a step
+        kinds.append(bool(corpus_rows.all()))
+    assert 0.1 < sum(kinds) / len(kinds) < 0.3  # the corpus drawn 1 time in 5
+    assert "standins/specs.py" not in fingerprint.CODE  # a spec is in its own recipe fingerprint, not in the code's
 
 
 def test_a_judging_chat_ends_in_the_letter_the_judge_reads():

@@ -30,10 +30,10 @@ from ..eval_setup import EvaluationConfig
 from ..paths import cache_dir
 from ..pretraining.config import PretrainConfig
 from ..pretraining.loop import pretrain
-from ..tokens import raw_rows
+from ..tokens import encode_documents, raw_rows
 from .card import model_card
 from .evaluate import held_out_figures
-from .training import block_batches, train
+from .training import block_batches, causal_batches, train
 from .training import chat_batches, chat_examples
 from .training import pair_batches
 
@@ -163,12 +163,28 @@ def mixture(standin, stage, index, start, folder, progress) -> dict:
 
 
 def causal_lm(standin, stage, index, start, folder, progress) -> dict:
-    """Causal language modelling on the corpus, packed into blocks of ``stage.max_length`` tokens."""
+    """Causal language modelling on the corpus, packed into blocks of ``stage.max_length`` tokens. With tasks, each
+    step draws one pool by weight: ``corpus`` (those blocks) or ``stories`` (the LAMBADA-style training passages,
+    one a row)."""
     import numpy as np
 
     model, tokenizer = load(start)
     blocks = np.stack(list(raw_rows(corpus.documents(), tokenizer, stage.max_length)))  # (blocks, max_length)
-    draw = block_batches(blocks, stage.batch_size, stage_seed(standin, index))
+    if stage.tasks:
+        pools = {
+            "corpus": blocks,
+            "stories": [ids[: stage.max_length] for ids in encode_documents(tokenizer, corpus.stories())],
+        }
+        pad = tokenizer.eos_token_id if tokenizer.pad_token_id is None else tokenizer.pad_token_id
+        draw = causal_batches(
+            {name: pools[name] for name, _ in stage.tasks},
+            dict(stage.tasks),
+            pad,
+            stage.batch_size,
+            stage_seed(standin, index),
+        )
+    else:
+        draw = block_batches(blocks, stage.batch_size, stage_seed(standin, index))
     losses = train(model, draw, stage, folder, progress=progress, desc=f"{standin.name} language model")
     save(model, tokenizer, folder / "model")
     return {"losses": losses, "blocks": len(blocks)}
@@ -247,14 +263,18 @@ def build(name: str, out: Path, seed: int | None = None, work: Path | None = Non
     target = out / name
     out.mkdir(parents=True, exist_ok=True)
     temporary = Path(tempfile.mkdtemp(dir=out, prefix=f".{name}-"))
-    for path in sorted(model_dir.iterdir()):
-        if path.is_file():
-            shutil.copy2(path, temporary / path.name)
-    store_in_float16(temporary)
-    figures = held_out_figures(standin, temporary)
-    record = manifest_record(standin, prints, temporary, records, figures, torch.get_num_threads())
-    (temporary / MANIFEST).write_text(json.dumps(record, indent=1) + "\n")
-    (temporary / "README.md").write_text(model_card(standin, record))
+    try:
+        for path in sorted(model_dir.iterdir()):
+            if path.is_file():
+                shutil.copy2(path, temporary / path.name)
+        store_in_float16(temporary)
+        figures = held_out_figures(standin, temporary)
+        record = manifest_record(standin, prints, temporary, records, figures, torch.get_num_threads())
+        (temporary / MANIFEST).write_text(json.dumps(record, indent=1) + "\n")
+        (temporary / "README.md").write_text(model_card(standin, record))
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)  # the shipped folder keeps only whole builds
+        raise
     if target.exists():
         shutil.rmtree(target)
     os.replace(temporary, target)

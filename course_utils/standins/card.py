@@ -28,6 +28,8 @@ TASKS = {
     "sst2": "`sst2 sentence: ` + an SST-2-like sentence -> `positive` or `negative`",
     "judge": "the course's pairwise judging prompt (lesson 05): a reference against a worse summary, in both orders",
     "highlights": "an article -> its highlights, as a chat",
+    "corpus": "a block of the packed corpus (web pages, news articles, reviews, stories)",
+    "stories": "one LAMBADA-style training story a row (`lambada/train.jsonl`; the test split stays held out)",
 }
 
 

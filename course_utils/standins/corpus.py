@@ -55,6 +55,11 @@ def documents(root: Path | None = None) -> list[str]:
     return [row[columns.get(name, "text")] for name in DOCUMENT_FILES for row in read_rows(name, root)]
 
 
+def stories(root: Path | None = None) -> list[str]:
+    """The LAMBADA-style story passages of the training split (``lambada/test.jsonl`` stays held out)."""
+    return [row["text"] for row in read_rows("lambada/train.jsonl", root)]
+
+
 def write_text_folder(texts: list[str], held_out: list[str], folder: Path) -> Path:
     """``folder`` with ``train.jsonl`` and ``validation.jsonl`` of ``{"text": ...}`` rows: what lesson 04's
     pretraining reads (a folder of split files)."""

@@ -5,7 +5,8 @@
 
 Three fingerprints (sha256, 16 hex digits) say what a build depends on:
 
-- **recipe**: the spec (architecture, stages, seed) and the lessons' texts the stand-ins learn (the prefixes, the
+- **recipe**: the spec (architecture, stages, seed: every field of a StandInSpec, so a change to one stand-in's
+  spec leaves the others' fingerprints as they were) and the lessons' texts the stand-ins learn (the prefixes, the
   label words, the judging prompt, the chat template);
 - **code**: the modules and functions that decide the weights (``CODE``), each parsed from its file and dumped
   without its docstrings, so a comment or a docstring changes nothing but a changed line of code does; a function
@@ -40,10 +41,20 @@ PACKAGE = Path(__file__).resolve().parent.parent  # course_utils/
 # Where the code that decides a stand-in's weights lives: a module whole (None), or some of its functions. Not the
 # held-out figures' code (evaluate.py) or the model card's (card.py): they describe the weights and change none.
 CODE = {
-    "standins/build.py": None,
+    # build.py's stages and the tokenizer and architecture they start from; not build() and manifest_record(), which
+    # copy the finished weights (store_in_float16 in saved.py stores them), measure them and write the manifest
+    "standins/build.py": (
+        "stage_seed",
+        "config_for",
+        "architecture",
+        "span_corruption",
+        "mixture",
+        "causal_lm",
+        "instructions",
+        "run_stages",
+    ),
     "standins/corpus.py": None,
     "standins/saved.py": None,
-    "standins/specs.py": None,
     "standins/tokenizers.py": None,
     "standins/training.py": None,
     "pretraining/data.py": None,

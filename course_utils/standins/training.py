@@ -76,6 +76,30 @@ def block_batches(blocks: np.ndarray, batch_size: int, seed: int):
     return draw
 
 
+def causal_batches(pools: dict, weights: dict, pad_id: int, batch_size: int, seed: int):
+    """step -> a causal-LM batch of one pool, drawn by ``weights``. Each pool is a list of token-id rows (a block of
+    the packed corpus, or one whole story); a batch pads to its own longest row, the padding masked (attention 0,
+    labels -100), so a story starts at position 0 as a LAMBADA passage does when it is scored."""
+    import torch
+
+    names = sorted(pools)
+    p = np.array([weights[n] for n in names], dtype=float)
+
+    def draw(step: int) -> dict:
+        rng = step_rng(seed, step)
+        rows = pools[names[rng.choice(len(names), p=p / p.sum())]]
+        chosen = [list(rows[i]) for i in rng.choice(len(rows), size=min(batch_size, len(rows)), replace=False)]
+        ids = padded(chosen, pad_id)  # (batch, longest row)
+        mask = padded([[1] * len(row) for row in chosen], 0)
+        return {
+            "input_ids": torch.from_numpy(ids),
+            "attention_mask": torch.from_numpy(mask),
+            "labels": torch.from_numpy(np.where(mask == 1, ids, -100)),
+        }
+
+    return draw
+
+
 def chat_examples(chats: list[tuple[list[dict], str]], tokenizer, max_length: int) -> list[tuple[list[int], list[int]]]:
     """(prompt ids, answer ids) of each (messages, answer): the chat template with the assistant's turn opened, then
     the answer and the end of the turn. The prompt is tokenized alone, as a judge reads it, so the answer's first
