@@ -12,7 +12,7 @@ import numpy as np
 from ..eval_setup import lm_eval_task, quiet_lm_eval, write_jsonl
 from ..evaluation import consistent_winners as course_winners, paired_bootstrap, percentile_interval
 from ..models import load_model, load_tokenizer
-from .verdict import close, compare_sequences, fail, passed
+from .verdict import answer_check, close, compare_sequences, expect_type, fail, passed
 
 
 def correlated_scores(n: int = 80, seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
@@ -23,39 +23,82 @@ def correlated_scores(n: int = 80, seed: int = 5) -> tuple[np.ndarray, np.ndarra
     return difficulty + rng.normal(0, 0.02, n), difficulty + 0.01 + rng.normal(0, 0.02, n)
 
 
+def _resampled(bootstrap_fn, a, b, resamples: int, seed: int) -> np.ndarray:
+    """The student's resampled differences as floats, refused unless they are ``resamples`` numbers."""
+    got = bootstrap_fn(a.copy(), b.copy(), resamples, seed)
+    array = np.asarray(got) if isinstance(got, np.ndarray | list | tuple) or hasattr(got, "numpy") else None
+    if array is None or array.dtype.kind not in "fiu":
+        fail("bootstrap_difference", f"an array of {resamples} numbers", f"{type(got).__name__}", _HINT)
+    if array.shape != (resamples,):
+        fail("bootstrap_difference", f"an array of {resamples} resampled differences", f"shape {array.shape}", _HINT)
+    return array.astype(float)
+
+
+ITEMS_DRAWN = 10  # items in the test of the draws: only the last one differs between the systems
+
+
+@answer_check
 def bootstrap_difference(bootstrap_fn) -> None:
     """``bootstrap_difference(a, b, resamples, seed) -> array``: the mean of b - a on each resample of the items.
-    Its 95 % percentile interval must be as wide as the paired bootstrap's (within 20 %), around the observed gap."""
+
+    Against what a paired bootstrap must give: the same numbers for the same seed and others for another; resampled
+    differences centred on the observed one with the variance the items' differences imply (var(b - a) / n: an
+    interval as wide as the paired bootstrap's, not a narrower one); and, on items of which only the last differs,
+    each resample counting that item as often as n draws with replacement would (Binomial(n, 1/n)), so that every
+    item can be drawn, and drawn more than once."""
     a, b = correlated_scores()
     resamples = 4000
-    got = np.asarray(bootstrap_fn(a, b, resamples, 0), dtype=float)
-    if got.shape != (resamples,):
-        fail("bootstrap_difference", f"an array of {resamples} resampled differences", f"shape {got.shape}", _HINT)
-    if np.array_equal(got, np.asarray(bootstrap_fn(a, b, resamples, 1), dtype=float)):
+    got = _resampled(bootstrap_fn, a, b, resamples, 0)
+    if not np.array_equal(got, _resampled(bootstrap_fn, a, b, resamples, 0)):
+        fail(
+            "bootstrap_difference",
+            "the same numbers from the same seed, twice",
+            "other numbers on the second call",
+            "draw every index from np.random.default_rng(seed) and from nothing else",
+        )
+    if np.array_equal(got, _resampled(bootstrap_fn, a, b, resamples, 1)):
         fail("bootstrap_difference", "other resamples for another seed", "the same numbers", "draw from the seed")
-    means_a, means_b = paired_bootstrap(a, b, resamples=resamples, seed=0)
-    want_low, want_high = percentile_interval(means_b - means_a)
-    low, high = percentile_interval(got)
-    observed = float(b.mean() - a.mean())
-    if abs(float(np.median(got)) - observed) > 0.25 * (want_high - want_low):
+    observed, differences = float(b.mean() - a.mean()), b - a
+    spread = float(np.sqrt(differences.var() / len(differences)))  # the bootstrap's standard error of the mean
+    if abs(got.mean() - observed) > 5 * spread / np.sqrt(resamples):
         fail(
             "bootstrap_difference",
             f"resampled differences centred on the observed b - a = {observed:+.4f}",
-            f"a median of {np.median(got):+.4f}",
+            f"a mean of {got.mean():+.4f}",
             "each resample's statistic is mean(b) - mean(a) over the items drawn",
         )
-    ratio = (high - low) / (want_high - want_low)
-    if not 0.8 <= ratio <= 1.25:
+    low, high = percentile_interval(got)
+    ratio = float(got.std() / spread)
+    if not 0.95 <= ratio <= 1.05:
+        means_a, means_b = paired_bootstrap(a, b, resamples=resamples, seed=0)
+        want_low, want_high = percentile_interval(means_b - means_a)
         fail(
             "bootstrap_difference",
-            f"a 95 % interval about {want_high - want_low:.4f} wide, as the paired bootstrap's",
-            f"[{low:+.4f}, {high:+.4f}], {ratio:.1f} times as wide",
+            f"resampled differences whose spread gives the paired bootstrap's 95 % interval "
+            f"[{want_low:+.4f}, {want_high:+.4f}]",
+            f"[{low:+.4f}, {high:+.4f}], a spread {ratio:.2f} times the paired bootstrap's",
             _HINT,
+        )
+    last = np.zeros(ITEMS_DRAWN)
+    last[-1] = 1.0
+    counts = _resampled(bootstrap_fn, np.zeros(ITEMS_DRAWN), last, resamples, 0) * ITEMS_DRAWN
+    share = {k: float(np.mean(np.isclose(counts, k))) for k in (0, 1)}
+    share[2] = float(np.mean(counts > 1.5))
+    p = 1 / ITEMS_DRAWN
+    want = {0: (1 - p) ** ITEMS_DRAWN, 1: ITEMS_DRAWN * p * (1 - p) ** (ITEMS_DRAWN - 1)}
+    want[2] = 1 - want[0] - want[1]
+    if any(abs(share[k] - want[k]) > 0.05 for k in want):
+        fail(
+            "bootstrap_difference",
+            f"on {ITEMS_DRAWN} items of which only the last differs, that item drawn 0, 1 and 2+ times in "
+            f"{want[0]:.0%}, {want[1]:.0%} and {want[2]:.0%} of the resamples (n draws with replacement)",
+            f"{share[0]:.0%}, {share[1]:.0%} and {share[2]:.0%}",
+            "draw n indices from all n items (rng.integers(0, n), whose upper end is excluded), with replacement",
         )
     passed(
         "bootstrap_difference",
-        f"interval [{low:+.4f}, {high:+.4f}] on {len(a)} paired items, as wide as the paired bootstrap's "
-        f"[{want_low:+.4f}, {want_high:+.4f}]",
+        f"interval [{low:+.4f}, {high:+.4f}] on {len(a)} paired items, as wide as the paired bootstrap's; the same "
+        f"numbers for the same seed; every item drawn as often as n draws with replacement draw it",
     )
 
 
@@ -73,20 +116,24 @@ VERDICT_SETS = (
 )
 
 
+@answer_check
 def consistent_winners(winners_fn) -> None:
     """``consistent_winners(verdicts) -> list``: "x", "y" or None per article, as lesson 05's filter."""
     for verdicts in VERDICT_SETS:
+        got = winners_fn(list(verdicts))
+        expect_type("consistent_winners", f"the winners of {verdicts}", got, (list, tuple), "return a list")
         compare_sequences(
             "consistent_winners",
             f"winners of {verdicts}",
             course_winners(verdicts, "x", "y"),
-            list(winners_fn(verdicts)),
+            list(got),
             'x is shown first in the first verdict and second in the other: ("A", "B") is a win for x, ("B", "A") '
             "for y, and a verdict that flips with the order (the same letter twice) is dropped as None",
         )
     passed("consistent_winners", f"{len(VERDICT_SETS)} sets of verdicts, a judge stuck on one letter among them")
 
 
+@answer_check
 def win_rate(win_rate_fn) -> None:
     """``win_rate(winners, system) -> float | None``: the share of the kept verdicts that ``system`` won."""
     cases = (
@@ -96,7 +143,7 @@ def win_rate(win_rate_fn) -> None:
         ([None, None], "x", None),
     )
     for winners, system, want in cases:
-        got = win_rate_fn(winners, system)
+        got = win_rate_fn(list(winners), system)
         if want is None:
             if got is not None:
                 fail("win_rate", f"None for {winners} (no verdict kept)", got, "with no verdict kept there is no rate")
@@ -124,6 +171,7 @@ LABEL_PAIRS = (
 )
 
 
+@answer_check
 def cohen_kappa(kappa_fn) -> None:
     """``cohen_kappa(rater_1, rater_2) -> float`` against scikit-learn's cohen_kappa_score."""
     from sklearn.metrics import cohen_kappa_score
@@ -194,12 +242,14 @@ def reference_requests(model_name: str) -> tuple[list, float]:
         return requests_of(REFERENCE_TASK, CAPITAL_ROWS, folder, model_name)
 
 
+@answer_check
 def lm_eval_yaml(task_yaml: str, model_name: str) -> None:
     """``task_yaml``: a multiple-choice lm-eval task over CAPITAL_ROWS. Run through lm-eval on ``model_name`` (a
     stand-in), it must ask the model exactly what the course's reference task asks: the same prompt and the same
     four choices for every row, so the same log-likelihoods and the same accuracy."""
     import yaml
 
+    expect_type("lm_eval_yaml", "the task", task_yaml, str, "pass the YAML text itself, e.g. capitals_task()")
     hint = (
         "output_type multiple_choice; doc_to_text the question with {{country}}, ending in 'Answer:'; doc_to_choice "
         "the row's own choices ('{{choices}}'); doc_to_target the index in 'answer'"

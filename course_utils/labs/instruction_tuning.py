@@ -4,9 +4,10 @@ the course's reference code in ``instruct.py`` on fixed examples."""
 
 from __future__ import annotations
 
-from ..instruct import LORA_RANK, LORA_TARGETS, InstructionConfig, lora_trainable_parameters, prompt_text
-from ..metrics import training_losses
-from .verdict import compare_sequences, fail, passed
+import functools
+
+from ..instruct import LORA_RANK, LORA_TARGETS, InstructionConfig, load_dolly, lora_trainable_parameters, prompt_text
+from .verdict import answer_check, compare_sequences, expect_type, fail, kind, passed
 
 EXAMPLES = (
     {
@@ -31,10 +32,13 @@ EXAMPLES = (
 MAX_LENGTH = 256
 
 
+@answer_check
 def prompt_template(build_prompt) -> None:
     """``build_prompt(row) -> str`` against the course's template, with and without a context."""
     for row in EXAMPLES:
-        expected, got = prompt_text(row), build_prompt(row)
+        got = build_prompt(dict(row))
+        expect_type("prompt_template", "the prompt", got, str, "return the prompt as one string")
+        expected = prompt_text(row)
         if got != expected:
             where = next((i for i, (a, b) in enumerate(zip(expected, got)) if a != b), min(len(expected), len(got)))
             fail(
@@ -47,18 +51,58 @@ def prompt_template(build_prompt) -> None:
     passed("prompt_template", f"{len(EXAMPLES)} rows, with and without a context")
 
 
-def _features(tokenize_example, tokenizer, row) -> dict:
-    features = tokenize_example(row, tokenizer, MAX_LENGTH)
-    if not isinstance(features, dict) or not {"input_ids", "labels"} <= set(features):
-        fail("prompt_masked", "a dict with input_ids, attention_mask and labels", features, "return the three lists")
-    return {key: list(value) for key, value in features.items()}
+def reference_features(row: dict, tokenizer, max_length: int) -> dict | None:
+    """The lab's answer to tokenizing ``row``: prompt ids, then response ids and the EOS, labels -100 on the prompt;
+    None when the whole is longer than ``max_length``."""
+    prompt = tokenizer(prompt_text(row), add_special_tokens=False)["input_ids"]
+    response = tokenizer(row["response"].strip(), add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+    if len(prompt) + len(response) > max_length:
+        return None
+    ids = prompt + response
+    return {"input_ids": ids, "attention_mask": [1] * len(ids), "labels": [-100] * len(prompt) + response}
 
 
+def _features(check: str, tokenize_example, tokenizer, row, max_length: int = MAX_LENGTH) -> dict | None:
+    """The student's features of ``row``: None, or a dict of three lists of ints (anything else fails ``check``)."""
+    features = tokenize_example(dict(row), tokenizer, max_length)
+    if features is None:
+        return None
+    if not isinstance(features, dict) or not {"input_ids", "attention_mask", "labels"} <= set(features):
+        fail(check, "a dict with input_ids, attention_mask and labels", features, "return the three lists")
+    out = {}
+    for key in ("input_ids", "attention_mask", "labels"):
+        value = features[key]
+        values = value.tolist() if hasattr(value, "tolist") else value
+        if not isinstance(values, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            fail(
+                check, f"{key} as a list of ints", f"{kind(value)} {str(value)[:60]}", "return plain lists of token ids"
+            )
+        out[key] = values
+    return out
+
+
+def long_rows(tokenizer) -> list[tuple[dict, int]]:
+    """Rows whose prompt, response or both are long, each with its reference length (prompt + response + EOS)."""
+    words = "the council met on monday and voted to close the old bridge for a year of repairs".split()
+    text = lambda n: " ".join(words[i % len(words)] for i in range(n))  # noqa: E731
+    rows = [
+        {"instruction": "Summarize this text.", "context": text(120), "response": "The bridge closes.", "category": ""},
+        {"instruction": "Tell me a story.", "context": "", "response": text(150) + ".", "category": ""},
+        {"instruction": text(40), "context": text(60), "response": text(70) + ".", "category": ""},
+    ]
+    return [(row, len(reference_features(row, tokenizer, 10**9)["input_ids"])) for row in rows]
+
+
+@answer_check
 def prompt_masked(tokenize_example, tokenizer) -> None:
-    """Labels are -100 on every prompt token and copy every response token (the EOS is eos_learned's business)."""
+    """Labels are -100 on every prompt token and copy every response token (the EOS is eos_learned's business); the
+    ids are the prompt's, the response's and one EOS, nothing between; an example longer than ``max_length``, EOS
+    included, is None, and one of exactly ``max_length`` is kept."""
     for number, row in enumerate(EXAMPLES):
-        features = _features(tokenize_example, tokenizer, row)
-        prompt = tokenizer(prompt_text(row), add_special_tokens=False)["input_ids"]
+        features = _features("prompt_masked", tokenize_example, tokenizer, row)
+        if features is None:
+            fail("prompt_masked", f"the features of example {number}", None, "return None only for a too-long example")
+        reference = reference_features(row, tokenizer, MAX_LENGTH)
         ids, labels = features["input_ids"], features["labels"]
         if len(labels) != len(ids):
             fail(
@@ -67,12 +111,21 @@ def prompt_masked(tokenize_example, tokenizer) -> None:
                 len(labels),
                 "one label per token: the Trainer's model shifts them itself",
             )
+        prompt = tokenizer(prompt_text(row), add_special_tokens=False)["input_ids"]
         compare_sequences(
             "prompt_masked",
             f"the prompt's input_ids in example {number}",
             prompt,
             ids[: len(prompt)],
             "tokenize the prompt and the response apart and put the prompt first",
+        )
+        before_eos = lambda seq: seq[:-1] if seq[-1:] == [tokenizer.eos_token_id] else seq  # noqa: E731
+        compare_sequences(
+            "prompt_masked",
+            f"input_ids of example {number} (before the final EOS, eos_learned's business)",
+            before_eos(reference["input_ids"]),
+            before_eos(ids),
+            "the prompt's ids, then the stripped response's ids: nothing between them, nothing added",
         )
         expected = [-100] * len(prompt) + [
             t if t != tokenizer.eos_token_id else labels[i] for i, t in enumerate(ids[len(prompt) :], start=len(prompt))
@@ -85,12 +138,29 @@ def prompt_masked(tokenize_example, tokenizer) -> None:
             "-100 on each prompt token, so the loss ignores it; the response's own ids after it, "
             "unshifted (the model shifts them)",
         )
-    passed("prompt_masked", f"{len(EXAMPLES)} examples: -100 on the prompt, the response's ids after it")
+    for row, length in long_rows(tokenizer):
+        for limit, kept in ((length, True), (length - 1, False)):
+            features = _features("prompt_masked", tokenize_example, tokenizer, row, limit)
+            if (features is not None) != kept:
+                fail(
+                    "prompt_masked",
+                    f"{'the features' if kept else 'None'} for an example of {length} tokens (prompt, response and "
+                    f"EOS) with max_length {limit}",
+                    "None" if features is None else f"features of {len(features['input_ids'])} tokens",
+                    "count the prompt, the response and the EOS together against max_length; keep an example of "
+                    "exactly max_length, return None for a longer one",
+                )
+    passed(
+        "prompt_masked",
+        f"{len(EXAMPLES)} examples: -100 on the prompt, the response's ids after it; the length limit on "
+        f"{len(long_rows(tokenizer))} long ones",
+    )
 
 
+@answer_check
 def eos_learned(tokenize_example, collate, tokenizer) -> None:
     """After tokenizing and padding, each example ends in the EOS token, and the EOS is among its labels."""
-    batch = collate([_features(tokenize_example, tokenizer, row) for row in EXAMPLES])
+    batch = _batch("eos_learned", collate, [_features("eos_learned", tokenize_example, tokenizer, r) for r in EXAMPLES])
     eos = tokenizer.eos_token_id
     for number in range(len(EXAMPLES)):
         real = [i for i, m in enumerate(batch["attention_mask"][number]) if int(m) == 1]
@@ -107,6 +177,25 @@ def eos_learned(tokenize_example, collate, tokenizer) -> None:
     passed("eos_learned", f"{len(EXAMPLES)} examples end in an EOS that the loss counts, after padding")
 
 
+def _batch(check: str, collate, features: list) -> dict:
+    """``collate(features)``, a dict of integer tensors (token ids and labels must be integers for the model)."""
+    import torch
+
+    batch = collate(features)
+    expect_type(check, "the batch", batch, dict, "return a dict of tensors")
+    for key in ("input_ids", "attention_mask", "labels"):
+        value = batch.get(key)
+        if not torch.is_tensor(value) or value.dtype not in (torch.int64, torch.int32):
+            fail(
+                check,
+                f"{key} as a tensor of integers (torch.long)",
+                kind(value),
+                "torch.tensor(rows, dtype=torch.long): the embedding looks ids up and the loss needs integer labels",
+            )
+    return batch
+
+
+@answer_check
 def padding_masked(collate, tokenizer) -> None:
     """``collate(features) -> batch``: equal lengths, pad id, attention 0 and labels -100 on every padding position,
     and the real tokens' labels untouched, the EOS that ends each response included (Pythia pads with EOS)."""
@@ -115,7 +204,7 @@ def padding_masked(collate, tokenizer) -> None:
         {"input_ids": [5, 6, 7, 8, eos], "attention_mask": [1] * 5, "labels": [-100, -100, 7, 8, eos]},
         {"input_ids": [5, eos], "attention_mask": [1, 1], "labels": [-100, eos]},
     ]
-    batch = collate(rows)
+    batch = _batch("padding_masked", collate, rows)
     for key in ("input_ids", "attention_mask", "labels"):
         shape = tuple(getattr(batch.get(key), "shape", ()))
         if shape != (2, 5):
@@ -155,27 +244,60 @@ def padding_masked(collate, tokenizer) -> None:
     passed("padding_masked", "padding: the pad id, attention 0, labels -100; real tokens and their EOS untouched")
 
 
-def logged_steps(trainer) -> list[int]:
-    """The steps at which a finished Trainer run logs its training loss: the first (``logging_first_step``) and
-    every ``logging_steps``-th (the Trainer's DefaultFlowCallback)."""
-    every, last = trainer.state.logging_steps, trainer.state.global_step
-    first = [1] if trainer.args.logging_first_step and every != 1 else []
-    return first + list(range(every, last + 1, every))
+def training_loss(model, features: list[dict], pad_id: int) -> float:
+    """The mean loss per response token of ``model`` on ``features``, in batches of 8, without training."""
+    import torch
 
-
-def loss_falls(trainer, profile) -> None:
-    """The loss ``trainer`` logged fell, from its first line to its last, by the lab's margin for ``profile``
-    (``InstructionConfig.loss_margin``: the check's own, not the student's), and the history is the one a finished
-    run of this Trainer writes: a loss at each of its logging steps."""
-    margin = InstructionConfig.for_profile(profile).loss_margin
-    state = getattr(trainer, "state", None)
-    if state is None or not hasattr(trainer, "args"):
-        fail(
-            "loss_falls",
-            "the Trainer itself, after trainer.train()",
-            type(trainer).__name__,
-            "pass the trainer: the check reads its state and arguments",
+    total, tokens = 0.0, 0
+    model.eval()
+    for start in range(0, len(features), 8):
+        rows = features[start : start + 8]
+        width = max(len(r["input_ids"]) for r in rows)
+        pad = lambda key, value: torch.tensor(  # noqa: E731
+            [r[key] + [value] * (width - len(r[key])) for r in rows], device=model.device
         )
+        ids, mask, labels = pad("input_ids", pad_id), pad("attention_mask", 0), pad("labels", -100)
+        with torch.no_grad():
+            logits = model(input_ids=ids, attention_mask=mask).logits.float()
+        losses = torch.nn.functional.cross_entropy(
+            logits[:, :-1].reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1), reduction="sum"
+        )
+        total, tokens = total + losses.item(), tokens + int((labels[:, 1:] != -100).sum())
+    return total / tokens
+
+
+LOSS_ROWS = 32  # training examples on which loss_falls measures the loss before and after
+
+
+@functools.lru_cache(maxsize=4)
+def untrained_loss(config: InstructionConfig, device: str, dtype) -> tuple[list[dict], int, float]:
+    """(the first LOSS_ROWS training examples as the reference tokenizes them, the pad id, the untrained model's loss
+    on them): the same on every call for one config, so measured once."""
+    from ..models import load_model, load_tokenizer
+
+    tokenizer = load_tokenizer(config.model_name)
+    splits, _ = load_dolly(config.data, config.max_train_rows, config.test_rows, config.seed)
+    features = [reference_features(row, tokenizer, config.max_length) for row in splits["train"]]
+    features = [f for f in features if f is not None][:LOSS_ROWS]
+    untrained = load_model(config.model_name, device=device, dtype=dtype)
+    return features, tokenizer.eos_token_id, training_loss(untrained, features, tokenizer.eos_token_id)
+
+
+@answer_check
+def loss_falls(trainer, profile) -> None:
+    """The model ``trainer`` trained has a loss on the lab's training examples at least the lab's margin for
+    ``profile`` below the untrained model's on the same examples. The check measures both losses itself, on
+    examples it tokenizes with the reference, and takes the margin from the course's own profile of that name: it
+    believes no log, no label and no setting that the student's code could have written."""
+    from transformers import Trainer
+
+    from ..profiles import Profile, get_profile
+
+    expect_type("loss_falls", "the trainer", trainer, Trainer, "pass the Trainer itself, after trainer.train()")
+    expect_type(
+        "loss_falls", "the profile", profile, Profile, "pass the session's profile: loss_falls(trainer, profile)"
+    )
+    state = trainer.state
     if not state.max_steps or state.global_step != state.max_steps:
         fail(
             "loss_falls",
@@ -183,27 +305,22 @@ def loss_falls(trainer, profile) -> None:
             f"{state.global_step} steps done",
             "call trainer.train() before the check",
         )
-    losses = training_losses(state.log_history)
-    compare_sequences(
-        "loss_falls",
-        "the steps at which the loss was logged",
-        logged_steps(trainer),
-        [step for step, _ in losses],
-        "keep the Trainer's own log: set logging_steps from the config and logging_first_step=True, "
-        "train, and pass the trainer",
-    )
-    (first_step, first), (last_step, last) = losses[0], losses[-1]
+    config = InstructionConfig.for_profile(get_profile(profile.name, require_gpu=False, quick=profile.quick))
+    margin = config.loss_margin
+    model = trainer.model
+    features, pad_id, first = untrained_loss(config, str(model.device), next(model.parameters()).dtype)
+    last = training_loss(model, features, pad_id)
     if not last <= (1 - margin) * first:
         fail(
             "loss_falls",
-            f"a loss at least {margin:.0%} below step {first_step}'s {first:.3f} by step {last_step}",
-            f"{last:.3f} ({(first - last) / first:+.1%})",
+            f"a loss on {len(features)} training examples at least {margin:.0%} below the untrained model's {first:.3f}",
+            f"{last:.3f} ({(last - first) / first:+.1%})",
             "check the learning rate (0 or far too small learns nothing; far too large diverges) and that the labels "
             "are not all -100",
         )
     passed(
         "loss_falls",
-        f"{first:.3f} at step {first_step} -> {last:.3f} at step {last_step} "
+        f"loss on {len(features)} training examples {first:.3f} before training -> {last:.3f} after "
         f"({(first - last) / first:.0%} lower; the lab asks for {margin:.0%} in this profile)",
     )
 
@@ -231,10 +348,12 @@ def reference_responses(model, tokenizer, prompts, max_new_tokens: int) -> list[
     return texts
 
 
+@answer_check
 def responses(respond, model, tokenizer, max_new_tokens: int = 8) -> None:
     """``respond(model, tokenizer, prompts, max_new_tokens) -> list[str]``, batched, against one prompt at a time."""
-    expected = reference_responses(model, tokenizer, PROMPTS, max_new_tokens)
     got = respond(model, tokenizer, list(PROMPTS), max_new_tokens)
+    expect_type("responses", "the responses", got, (list, tuple), "return a list of strings, one per prompt")
+    expected = reference_responses(model, tokenizer, PROMPTS, max_new_tokens)
     compare_sequences(
         "responses",
         "greedy responses (new tokens only)",
@@ -246,6 +365,7 @@ def responses(respond, model, tokenizer, max_new_tokens: int = 8) -> None:
     passed("responses", f"{len(PROMPTS)} prompts of different lengths, batched, as generated one by one")
 
 
+@answer_check
 def lora_parameters(model) -> None:
     """The adapter: rank LORA_RANK on LORA_TARGETS only, everything else frozen."""
     expected = lora_trainable_parameters(model.config, LORA_RANK)

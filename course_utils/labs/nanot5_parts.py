@@ -9,11 +9,12 @@ import numpy as np
 
 from ..pretraining import optim, span_corruption
 from ..tokens import T5_EXTRA_IDS
-from .verdict import close, compare_sequences, fail, passed
+from .verdict import answer_check, close, compare_sequences, fail, passed
 
 MASK_CASES = ((568, 0.15, 3.0), (100, 0.15, 3.0), (40, 0.5, 2.0), (12, 0.3, 1.0))
 
 
+@answer_check
 def noise_mask(noise_mask_fn) -> None:
     """``noise_mask(length, density, mean_span, rng) -> bool array``: invariants, then the course's mask per seed."""
     for length, density, mean_span in MASK_CASES:
@@ -67,6 +68,7 @@ def _rebuild(inputs: list[int], targets: list[int], first_sentinel: int) -> list
     return row
 
 
+@answer_check
 def sentinels(corrupt_fn) -> None:
     """``corrupt(row, mask, first_sentinel, eos) -> (inputs, targets)``: sentinel order, EOS, the row rebuilt,
     then the course's corruption."""
@@ -112,6 +114,7 @@ def sentinels(corrupt_fn) -> None:
 SCHEDULES = ((1e-2, 10, 100, 1e-5), (2e-2, 1, 30, 0.0), (5e-3, 40, 41, 1e-4))
 
 
+@answer_check
 def cosine_schedule(cosine_lr_fn) -> None:
     """``cosine_lr(step, peak, warmup, total, final) -> rate`` against the course's LambdaLR factor at every step."""
     for peak, warmup, total, final in SCHEDULES:
@@ -155,6 +158,7 @@ def rms_steps(weight, grads, lr: float, weight_decay: float, denominator) -> lis
     return steps
 
 
+@answer_check
 def adamw_rms_step(step_fn) -> None:
     """``adamw_rms_step(weight, grad, state, lr, weight_decay) -> new weight`` for three steps, against AdamWScale."""
     import torch

@@ -9,19 +9,30 @@ table's), and the student sets a variable to a letter; ``check.question`` report
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
-from .verdict import fail, passed
+from .verdict import answer_check, fail, passed
 
 
 @dataclass(frozen=True)
 class Question:
     text: str
     options: tuple[tuple[str, str], ...]  # (option, why it is right or wrong), lettered a, b, c, ...
-    right: str  # the right option's letter
+    key: str  # answer_key(text, the right option's letter): the letter itself is not written anywhere
 
     def letters(self) -> str:
         return "abcdefgh"[: len(self.options)]
+
+    def is_right(self, letter: str) -> bool:
+        return answer_key(self.text, letter) == self.key
+
+
+def answer_key(text: str, letter: str) -> str:
+    """A question's key: a digest of its text and the right letter, so that the letter is in no table a student
+    reads. Four letters are quickly tried, so the key keeps the answer out of sight, not secret: a grade must come
+    from a grader that holds the letters in its own process."""
+    return hashlib.sha256(f"{text}\n{letter}".encode()).hexdigest()[:16]
 
 
 QUESTIONS = {
@@ -35,7 +46,7 @@ QUESTIONS = {
                 ),
                 (
                     "An fp32 master copy of the weights, AdamW's momentum and its variance, 4 bytes each.",
-                    "Right: the update needs fp32 precision, so the optimizer keeps three fp32 numbers per parameter.",
+                    "the update needs fp32 precision, so the optimizer keeps three fp32 numbers per parameter.",
                 ),
                 (
                     "The activations of one row, which the backward pass needs.",
@@ -46,7 +57,7 @@ QUESTIONS = {
                     "Those are a fixed few GiB (the rule's buffers), whatever the model's size.",
                 ),
             ),
-            "b",
+            "b9d11bd94c767216",
         ),
         Question(
             "By the course's rule, what happens to the rows that fit when each row doubles from 512 to 1,024 tokens?",
@@ -61,7 +72,7 @@ QUESTIONS = {
                 ),
                 (
                     "About half as many fit: the rule scales each row's activations with its tokens.",
-                    "Right: the memory left after the states is shared by rows whose cost grows linearly with length "
+                    "the memory left after the states is shared by rows whose cost grows linearly with length "
                     "(real attention grows faster still).",
                 ),
                 (
@@ -69,14 +80,14 @@ QUESTIONS = {
                     "The course's rule is linear in tokens: at these lengths the feed-forward and projections dominate.",
                 ),
             ),
-            "c",
+            "b72917463919e402",
         ),
         Question(
             "Why does the rule use only 90 % of the card and subtract 3 GiB more?",
             (
                 (
                     "The CUDA context, cuBLAS workspaces and the allocator's fragmentation hold memory no tensor of ours holds.",
-                    "Right: a plan that fills the card to the byte fails with an out-of-memory error in the first steps.",
+                    "a plan that fills the card to the byte fails with an out-of-memory error in the first steps.",
                 ),
                 (
                     "PyTorch refuses to allocate more than 90 % of a GPU.",
@@ -91,7 +102,7 @@ QUESTIONS = {
                     "They are, but the rule counts them already, in the 16 bytes per parameter.",
                 ),
             ),
-            "a",
+            "ec7cafa339955c2b",
         ),
     ),
     "01L": (
@@ -109,10 +120,10 @@ QUESTIONS = {
                 ),
                 (
                     "The loss ignores them, so the model learns to write responses, not to repeat instructions.",
-                    "Right: cross-entropy's ignore_index is -100, so those positions add nothing to the loss or its gradients.",
+                    "cross-entropy's ignore_index is -100, so those positions add nothing to the loss or its gradients.",
                 ),
             ),
-            "d",
+            "957e3a4fed2aab34",
         ),
         Question(
             "Pythia's tokenizer has no padding token, and the lab pads with EOS. What goes wrong if the labels are "
@@ -124,7 +135,7 @@ QUESTIONS = {
                 ),
                 (
                     "The EOS that ends each response is masked too, so the model never learns to stop.",
-                    "Right: mask the padding by position (the attention mask), not by token id.",
+                    "mask the padding by position (the attention mask), not by token id.",
                 ),
                 (
                     "The prompt is learned as well.",
@@ -135,14 +146,14 @@ QUESTIONS = {
                     "-100 is a valid ignore_index; training runs and the model rambles instead.",
                 ),
             ),
-            "b",
+            "ade20969eb50d265",
         ),
         Question(
             "LoRA trains two small matrices A (r x in) and B (out x r) beside a frozen weight. Why does B start at zero?",
             (
                 (
                     "So that the adapted model starts exactly as the pretrained one, and training moves it from there.",
-                    "Right: B A = 0 at the start, so the first forward pass is the base model's.",
+                    "B A = 0 at the start, so the first forward pass is the base model's.",
                 ),
                 (
                     "Zero makes the gradients of A vanish, so only B is trained.",
@@ -157,7 +168,7 @@ QUESTIONS = {
                     "A random B would change the model's outputs before any training, losing what it had learned.",
                 ),
             ),
-            "a",
+            "dcc3a4a4d55b5a7c",
         ),
     ),
     "02L": (
@@ -166,13 +177,13 @@ QUESTIONS = {
             (
                 ("The 16-bit weights.", "That is stage 3's addition."),
                 ("The activations.", "ZeRO partitions model states; activations are checkpointing's business."),
-                ("The 16-bit gradients.", "Right: stage 1 partitions the optimizer states, stage 2 the gradients too."),
+                ("The 16-bit gradients.", "stage 1 partitions the optimizer states, stage 2 the gradients too."),
                 (
                     "Nothing; it only adds CPU offload.",
                     "Offload is a separate option, available from stage 1 for the optimizer.",
                 ),
             ),
-            "c",
+            "b9f0f8426519bf72",
         ),
         Question(
             "On 64 GPUs and without offload, which stage keeps the fewest bytes of model states per GPU?",
@@ -188,10 +199,10 @@ QUESTIONS = {
                 ),
                 (
                     "Stage 3: 16/64 = 0.25 bytes per parameter.",
-                    "Right: stage 3 partitions all three kinds of state, so its share keeps shrinking as GPUs are added.",
+                    "stage 3 partitions all three kinds of state, so its share keeps shrinking as GPUs are added.",
                 ),
             ),
-            "d",
+            "54d3432330d4935c",
         ),
         Question(
             "Why try stage 3 with offload only after the others?",
@@ -202,12 +213,12 @@ QUESTIONS = {
                 ),
                 (
                     "Every step moves the weights and optimizer states across PCIe, so it is the slowest.",
-                    "Right: pick the fastest setup whose memory fits, and offload last.",
+                    "pick the fastest setup whose memory fits, and offload last.",
                 ),
                 ("It needs NVMe disks.", "It can offload to the CPU's memory; NVMe is an option."),
                 ("It cannot run on a single GPU.", "It can; offloading is what lets one GPU hold a large model."),
             ),
-            "b",
+            "4ef97c11f363ba31",
         ),
     ),
     "03L": (
@@ -221,7 +232,7 @@ QUESTIONS = {
                 ),
                 (
                     "Once: each n-gram counts at most as often as it appears in the reference.",
-                    "Right: the overlap is the sum over n-grams of min(count in prediction, count in reference).",
+                    "the overlap is the sum over n-grams of min(count in prediction, count in reference).",
                 ),
                 ("Zero: repeated words are dropped.", "They are not dropped; their count is clipped."),
                 (
@@ -229,7 +240,7 @@ QUESTIONS = {
                     "'the' is too short to stem (rouge-score stems words longer than 3 letters).",
                 ),
             ),
-            "b",
+            "4fdbd789bc18ef43",
         ),
         Question(
             "Why must summaries be split one sentence per line for rougeLsum?",
@@ -237,7 +248,7 @@ QUESTIONS = {
                 (
                     "rougeLsum treats each line as a sentence and takes the longest common subsequence per reference sentence;"
                     " on one line it equals rougeL.",
-                    "Right: without newlines there is one 'sentence', and the summary-level score collapses to rougeL.",
+                    "without newlines there is one 'sentence', and the summary-level score collapses to rougeL.",
                 ),
                 (
                     "rouge-score cannot read text longer than one line.",
@@ -246,7 +257,7 @@ QUESTIONS = {
                 ("Newlines are needed for stemming.", "Stemming works word by word, whatever the lines."),
                 ("It makes the score faster to compute.", "It changes what is measured, not the speed."),
             ),
-            "a",
+            "ceeb40894161cdf9",
         ),
         Question(
             "Why is Lead-3 (the first three sentences) hard to beat on CNN/DailyMail?",
@@ -256,10 +267,10 @@ QUESTIONS = {
                 ("ROUGE only counts the first sentence.", "All sentences count."),
                 (
                     "News articles put the key facts first, and the highlights restate them.",
-                    "Right: the inverted pyramid of news writing makes the lead a strong extractive summary.",
+                    "the inverted pyramid of news writing makes the lead a strong extractive summary.",
                 ),
             ),
-            "d",
+            "726ac542fcaede00",
         ),
     ),
     "04L": (
@@ -268,7 +279,7 @@ QUESTIONS = {
             (
                 (
                     "A single sentinel token, and the targets list each sentinel followed by the tokens it hides.",
-                    "Right: inputs keep the clean tokens and one sentinel per span; targets spell out the spans.",
+                    "inputs keep the clean tokens and one sentinel per span; targets spell out the spans.",
                 ),
                 (
                     "One mask token per hidden token, as in BERT.",
@@ -277,7 +288,7 @@ QUESTIONS = {
                 ("Nothing: the span is deleted.", "Without a sentinel the model would not know where text is missing."),
                 ("Random tokens from the vocabulary.", "That is one of BERT's tricks, not T5's."),
             ),
-            "a",
+            "129677a2efbc739f",
         ),
         Question(
             "Why warm the learning rate up before the cosine decay?",
@@ -286,11 +297,11 @@ QUESTIONS = {
                 ("Because the cosine needs a starting point of zero.", "The cosine starts at the peak rate."),
                 (
                     "Early on Adam's second-moment estimates are noisy, and large steps from random weights can diverge.",
-                    "Right: a short linear warm-up keeps the first updates small until the statistics settle.",
+                    "a short linear warm-up keeps the first updates small until the statistics settle.",
                 ),
                 ("To make the loss curve look smoother.", "It changes what is learned, not how it is drawn."),
             ),
-            "c",
+            "2a579e3a6b924782",
         ),
         Question(
             "What does AdamW with RMS scaling (nanoT5's optimizer) change in Adam's step?",
@@ -306,10 +317,10 @@ QUESTIONS = {
                 ("It clips each step to an RMS of 1.", "That is Adafactor's update clipping, another idea."),
                 (
                     "It multiplies each weight's step by max(1e-3, RMS of that weight), so large weights take larger steps.",
-                    "Right: the step is relative to the weight's size, as in Adafactor's scale_parameter.",
+                    "the step is relative to the weight's size, as in Adafactor's scale_parameter.",
                 ),
             ),
-            "d",
+            "a643fcd8e4f4479b",
         ),
     ),
     "05L": (
@@ -324,7 +335,7 @@ QUESTIONS = {
                 (
                     "An article that is hard for one system is hard for the other, so resampling the pairs keeps that "
                     "and measures the spread of the difference itself.",
-                    "Right: the shared difficulty cancels in the difference; resampled apart, it is counted as noise.",
+                    "the shared difficulty cancels in the difference; resampled apart, it is counted as noise.",
                 ),
                 (
                     "scipy.stats.bootstrap cannot resample two samples apart.",
@@ -336,7 +347,7 @@ QUESTIONS = {
                     "wide when the pairs are broken.",
                 ),
             ),
-            "b",
+            "347d277513dbf425",
         ),
         Question(
             "Why does lm-eval's multiple-choice scoring never answer 'unknown', where lesson 01's generate can?",
@@ -356,10 +367,10 @@ QUESTIONS = {
                 (
                     "It scores each given choice by the log-likelihood of its tokens after the prompt and picks the "
                     "highest, so the answer is always one of the choices.",
-                    "Right: the model is never asked to write; a model that would ramble still gets its likelier choice.",
+                    "the model is never asked to write; a model that would ramble still gets its likelier choice.",
                 ),
             ),
-            "d",
+            "e25e04f243ba1de8",
         ),
         Question(
             "A judge answers 'A' for every pair, in both orders. What is the win rate of the summary shown first in "
@@ -375,14 +386,14 @@ QUESTIONS = {
                 ),
                 (
                     "None: every verdict flips with the order, so none is kept, and there is no rate to give.",
-                    "Right: the consistency filter drops every verdict; a rate over zero verdicts does not exist.",
+                    "the consistency filter drops every verdict; a rate over zero verdicts does not exist.",
                 ),
                 (
                     "0 %: the second order's verdict overrides the first.",
                     "Neither order overrides the other; a verdict counts only when both orders agree.",
                 ),
             ),
-            "c",
+            "20eaf27b30031857",
         ),
     ),
 }
@@ -412,6 +423,7 @@ def chosen_letter(answer, letters: str) -> str | None:
     return choice if len(choice) == 1 and choice in letters else None
 
 
+@answer_check
 def question(lab: str, number: int, answer) -> None:
     """Check the letter chosen for a question: raise with the option's explanation, or print it."""
     q = _lookup(lab, number)
@@ -428,6 +440,6 @@ def question(lab: str, number: int, answer) -> None:
     if choice is None:
         fail(name, f"one of {', '.join(letters)}", repr(answer), 'answer with one option\'s letter, e.g. "a"')
     text, why = q.options[letters.index(choice)]
-    if choice != q.right:
+    if not q.is_right(choice):
         fail(name, "another option", f"({choice}) {text}", why)
-    passed(name, f"({choice}) {why}")
+    passed(name, f"({choice}) Right: {why}")

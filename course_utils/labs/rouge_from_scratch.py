@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..rouge import make_scorer
 from ..summarizers import lead_3 as course_lead_3
-from .verdict import close, compare_sequences, fail, passed
+from .verdict import answer_check, close, compare_sequences, expect_type, fail, passed
 
 # (prediction, reference): empty sides, identical texts, repeated words, stemming, word order, punctuation, and a
 # prediction that repeats bigrams the reference has once (ROUGE-2 must clip them as ROUGE-1 clips words).
@@ -19,6 +19,11 @@ PAIRS = (
     ("Police arrested the gunman, officials said.", "The gunman was arrested by police on Sunday."),
     ("a b c d e f", "f e d c b a b c"),
     ("the cat sat the cat sat", "the cat sat on the mat"),
+    # Ties in the longest common subsequence: where two words differ, the LCS takes the longer of the two ways on
+    # (skip one side's word or the other's), never the diagonal.
+    ("police said", "said police"),
+    ("officials said police arrested him", "police arrested him officials said"),
+    ("a b c", "c b a"),
 )
 TEXTS = (
     "The Runners were RUNNING quickly, weren't they?",
@@ -35,14 +40,17 @@ def reference_tokens(text: str) -> list[str]:
     return make_scorer(["rouge1"], use_stemmer=True)._tokenizer.tokenize(text)
 
 
+@answer_check
 def rouge_tokens(tokens_fn) -> None:
     """``tokens(text) -> list[str]`` against rouge-score's tokenizer with the Porter stemmer."""
     for text in TEXTS:
+        got = tokens_fn(text)
+        expect_type("rouge_tokens", f"tokens({text!r})", got, (list, tuple), "return a list of strings")
         compare_sequences(
             "rouge_tokens",
             f"tokens({text!r})",
             reference_tokens(text),
-            tokens_fn(text),
+            got,
             "lowercase, keep runs of a-z and 0-9 only, and Porter-stem the words longer than 3 letters",
         )
     passed("rouge_tokens", f"{len(TEXTS)} texts tokenized as rouge-score tokenizes them, stems included")
@@ -51,14 +59,15 @@ def rouge_tokens(tokens_fn) -> None:
 def _compare_scores(check: str, kind: str, score_fn, hint: str) -> None:
     scorer = make_scorer([kind], use_stemmer=True)
     for prediction, reference in PAIRS:
-        expected = scorer.score(reference, prediction)[kind]
         got = score_fn(prediction, reference)
+        expected = scorer.score(reference, prediction)[kind]
         if not isinstance(got, tuple | list) or len(got) != 3:
             fail(check, "a tuple (precision, recall, f-measure)", got, "return all three numbers")
         for name, want, value in zip(("precision", "recall", "f-measure"), expected, got):
             close(check, f"{name} of {prediction!r} against {reference!r}", want, value, hint)
 
 
+@answer_check
 def rouge_n(rouge_n_fn) -> None:
     """``rouge_n(prediction, reference, n) -> (precision, recall, f)`` against rouge-score's rouge1 and rouge2."""
     for n in (1, 2):
@@ -75,6 +84,7 @@ def rouge_n(rouge_n_fn) -> None:
     )
 
 
+@answer_check
 def rouge_l(rouge_l_fn) -> None:
     """``rouge_l(prediction, reference) -> (precision, recall, f)`` against rouge-score's rougeL."""
     _compare_scores(
@@ -105,11 +115,13 @@ def lines(summary: str) -> list[str]:
     return [line.strip() for line in summary.split("\n") if line.strip()]
 
 
+@answer_check
 def lead_3(lead_3_fn) -> None:
     """``lead_3(article) -> str``: the story's first three sentences, one per line, as lesson 03's ``lead_3`` (the
     byline and dateline removed first); whitespace that rougeLsum ignores may differ."""
     for article in ARTICLES:
-        expected, got = course_lead_3(article), lead_3_fn(article)
+        got = lead_3_fn(article)
+        expected = course_lead_3(article)
         if not isinstance(got, str) or lines(got) != lines(expected):
             fail(
                 "lead_3",

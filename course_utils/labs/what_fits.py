@@ -10,7 +10,7 @@ from __future__ import annotations
 import numbers
 
 from ..memory import rows_that_fit as course_rows_that_fit
-from .verdict import close, fail, passed
+from .verdict import answer_check, close, fail, passed
 
 # Published t5-small and t5-base, plus two odd shapes that tell the terms apart (attention width
 # different from d_model, more decoder than encoder layers).
@@ -46,12 +46,13 @@ def meta_parameters(config) -> int:
         return T5ForConditionalGeneration(config).num_parameters()
 
 
+@answer_check
 def parameter_count(t5_parameters) -> None:
     """``t5_parameters(config) -> int`` against ``num_parameters()`` for t5-small, t5-base and two odd shapes."""
     for name, shape in T5_SHAPES.items():
-        config = t5_config(shape)
-        expected, got = meta_parameters(config), t5_parameters(config)
-        if got != expected:
+        got = t5_parameters(t5_config(shape))
+        expected = meta_parameters(t5_config(shape))
+        if whole_number(got) != expected:
             fail(
                 "parameter_count",
                 f"{expected:,} parameters for {name} ({shape})",
@@ -72,6 +73,7 @@ def parameter_count(t5_parameters) -> None:
 STATE_BYTES = {"weights": 2, "gradients": 2, "optimizer": 12}
 
 
+@answer_check
 def training_state_bytes(training_state_bytes_fn) -> None:
     """``fn(parameters) -> {"weights", "gradients", "optimizer": bytes}`` against 2, 2 and 12 bytes per parameter."""
     for parameters in (60_506_624, 222_903_552, 1):
@@ -103,6 +105,7 @@ def whole_number(value) -> int | None:
     return int(value) if float(value).is_integer() else None
 
 
+@answer_check
 def rows_that_fit(rows_that_fit_fn) -> None:
     """``fn(gpu_gib, parameters, tokens_per_row, precision) -> int`` against ``memory.rows_that_fit`` on a grid."""
     cases = [
@@ -113,8 +116,8 @@ def rows_that_fit(rows_that_fit_fn) -> None:
         for precision in ("bf16", "fp32")
     ] + [(4, 247_577_856, 626, "fp32")]
     for gib, params, tokens, precision in cases:
-        expected = course_rows_that_fit(gib, params, tokens, precision)
         got = rows_that_fit_fn(gib, params, tokens, precision)
+        expected = course_rows_that_fit(gib, params, tokens, precision)
         if whole_number(got) != expected:  # 85, np.int64(85) and 85.0 are all 85 rows
             fail(
                 "rows_that_fit",

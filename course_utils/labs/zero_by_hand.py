@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..zero import DeepSpeedConfigError, check_deepspeed_config, deepspeed_bytes
 from ..zero_memory import SETUPS, paper_bytes
-from .verdict import close, fail, passed
+from .verdict import answer_check, close, fail, passed
 
 # Fastest first: offload moves states across PCIe every step, and stage 3 gathers the weights for each layer
 # (the order of the Hugging Face DeepSpeed guide).
@@ -14,6 +14,7 @@ SPEED_ORDER = ("stage 0", "stage 1", "stage 2", "stage 2 + offload", "stage 3", 
 RUN = dict(world_size=2, per_device_batch_size=16, gradient_accumulation_steps=1, precision="fp32")
 
 
+@answer_check
 def zero3_offload_config(config) -> None:
     """The config passes the course's check for 2 processes of 16 rows, is stage 3, and offloads to the CPU."""
     if not isinstance(config, dict):
@@ -52,28 +53,30 @@ def zero3_offload_config(config) -> None:
 PARAMETERS = (60_506_624, 222_903_552, 2_851_598_336)
 
 
+@answer_check
 def model_state_bytes(bytes_fn) -> None:
     """``model_state_bytes(parameters, setup, gpus) -> bytes per GPU`` against the paper's formulas for every
     setup, and against DeepSpeed's estimator where the two agree (stage 2 with the optimizer offloaded)."""
     for parameters in PARAMETERS:
         for setup in SETUPS:
             for gpus in (1, 8, 64):
+                got = bytes_fn(parameters, setup, gpus)
                 close(
                     "model_state_bytes",
                     f"bytes per GPU for {parameters:,} parameters, {setup}, {gpus} GPUs",
                     paper_bytes(parameters, setup, gpus),
-                    bytes_fn(parameters, setup, gpus),
+                    got,
                     "16 bytes a parameter: stage 1 partitions the optimizer's 12, stage 2 the gradients' 2 too, "
                     "stage 3 all 16; offloaded states live in CPU memory, not on the GPU",
                     rel=1e-9,
                     abs_=0.5,
                 )
-        estimate = deepspeed_bytes(parameters, 0, "stage 2 + offload", 8)
+        got = bytes_fn(parameters, "stage 2 + offload", 8)
         close(
             "model_state_bytes",
             f"DeepSpeed's estimate for {parameters:,} parameters, stage 2 + offload, 8 GPUs",
-            estimate,
-            bytes_fn(parameters, "stage 2 + offload", 8),
+            deepspeed_bytes(parameters, 0, "stage 2 + offload", 8),
+            got,
             "only the 16-bit weights stay on the GPU",
             rel=1e-9,
             abs_=0.5,
@@ -93,6 +96,7 @@ def fastest_that_fits(parameters: int, gpus: int, gpu_gib: float, activation_gib
     return None
 
 
+@answer_check
 def cheapest_setup(choose_fn) -> None:
     """``choose(parameters, gpus, gpu_gib, activation_gib) -> setup or None`` on a grid of models and cards."""
     cases = [
@@ -108,7 +112,8 @@ def cheapest_setup(choose_fn) -> None:
         (2_851_598_336, 64, 40, 48.0),
     ]
     for case in cases:
-        expected, got = fastest_that_fits(*case), choose_fn(*case)
+        got = choose_fn(*case)
+        expected = fastest_that_fits(*case)
         if got != expected:
             parameters, gpus, gib, act = case
             fail(
