@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 
+from ..models import load_model, load_tokenizer
+from ..profiles import Profile, get_profile
 from ..instruct import LORA_RANK, LORA_TARGETS, InstructionConfig, load_dolly, lora_trainable_parameters, prompt_text
 from .verdict import answer_check, compare_sequences, expect_type, fail, kind, passed
 
@@ -273,8 +275,6 @@ LOSS_ROWS = 32  # training examples on which loss_falls measures the loss before
 def untrained_loss(config: InstructionConfig, device: str, dtype) -> tuple[list[dict], int, float]:
     """(the first LOSS_ROWS training examples as the reference tokenizes them, the pad id, the untrained model's loss
     on them): the same on every call for one config, so measured once."""
-    from ..models import load_model, load_tokenizer
-
     tokenizer = load_tokenizer(config.model_name)
     splits, _ = load_dolly(config.data, config.max_train_rows, config.test_rows, config.seed)
     features = [reference_features(row, tokenizer, config.max_length) for row in splits["train"]]
@@ -290,8 +290,6 @@ def loss_falls(trainer, profile) -> None:
     examples it tokenizes with the reference, and takes the margin from the course's own profile of that name: it
     believes no log, no label and no setting that the student's code could have written."""
     from transformers import Trainer
-
-    from ..profiles import Profile, get_profile
 
     expect_type("loss_falls", "the trainer", trainer, Trainer, "pass the Trainer itself, after trainer.train()")
     expect_type(

@@ -141,15 +141,16 @@ def _where(error: BaseException) -> str:
 
 
 def answer_check(check):
-    """A lab's check that reports in one line whatever it is given: its own ``CheckFailed`` passes through, and any
-    other error, raised by the student's code or by the check on an answer of the wrong kind, becomes a CheckFailed
-    naming that error and where it was raised."""
+    """A lab's check that reports in one line whatever it is given: its own ``CheckFailed`` passes through, and so
+    does the ``NotImplementedError`` of a task's stub not written yet (its message names the task); any other error,
+    raised by the student's code or by the check on an answer of the wrong kind, becomes a CheckFailed naming that
+    error and where it was raised."""
 
     @functools.wraps(check)
     def checked(*args, **kwargs):
         try:
             return check(*args, **kwargs)
-        except CheckFailed:
+        except (CheckFailed, NotImplementedError):  # a wrong answer, or a task not started yet (its stub's message)
             raise
         except Exception as error:  # noqa: BLE001 (every error becomes the check's one line)
             message = _short(" ".join(str(error).split()) or "(no message)", 100)
