@@ -59,6 +59,7 @@ POINTS = [
     ("05", "judge_consistent_p", "judge consistent above a coin, p < 0.05", lambda v, f: v < 0.05),
     ("05", "judge_win_rate_t5_base", "a win rate exists", lambda v, f: isinstance(v, float)),
     ("05", "control_judge_longer_chosen_share", "the control's length bias", lambda v, f: v == 1.0),
+    ("failed", "lessons", "every lesson runs to its end", lambda v, f: v == "none"),
 ]
 LESSONS = {
     "01": "01_t5_small_imdb_finetune",
@@ -89,14 +90,20 @@ def run_lessons(only: str, out: Path, seed: int, threads: int, build: Path | Non
     ]
     done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
     seconds = time.perf_counter() - started
-    if done.returncode:
+    failed = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("FAILED ")]
+    if done.returncode and not failed:
         raise RuntimeError(f"course run --only {only} failed ({out}):\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
-    metrics = json.loads((out / "metrics.json").read_text())
-    return {
+    for line in failed:  # a lesson that stops is a finding: its figures up to there are kept, the others run on
+        print(f"  {line}", flush=True)
+    path = out / "metrics.json"
+    metrics = json.loads(path.read_text()) if path.exists() else {}
+    figures = {
         n: {k: v["value"] for k, v in metrics[name]["figures"].items()}
         for n, name in LESSONS.items()
         if name in metrics
-    }, seconds
+    }
+    figures["failed"] = {"lessons": ", ".join(line.split()[1].rstrip(":") for line in failed) or "none"}
+    return figures, seconds
 
 
 def main(argv: list[str] | None = None) -> int:
