@@ -3,8 +3,10 @@
 The lessons write their figures to ``metrics.json`` in the session's output folder (COURSE_OUTPUT_DIR); this file
 runs after them, in the same lane (tests/conftest.py orders it). Each assertion holds a point that one run of
 the lessons showed by a wide margin; a point that run showed only at the edge is left out and named in its test's
-docstring. ``benchmarks/bench_smoke_fidelity.py`` is to measure the margins over seeds, thread counts and stand-in
-builds; it has not run yet.
+docstring. ``benchmarks/bench_smoke_fidelity.py`` measured the margins over 3 training seeds at 2 threads
+(benchmarks/RESULTS.md; 1 thread is this machine's default and the lessons' last run under make test); the
+thresholds below hold in every one of those runs with room to spare. Its runs on other thread counts and on other
+stand-in builds are still to come.
 """
 
 from __future__ import annotations
@@ -69,13 +71,13 @@ def test_03_t5_base_beats_t5_small_and_gpt2_scores_lowest(figures):
 
 def test_04_pretraining_teaches_the_model_to_read_its_input(figures):
     """Held-out NLL falls, and the pretrained model needs its own input to fill the spans. (Issue 39 also asks that
-    the payoff downstream, against the same random weights, be shown by an interval above 0; on today's synthetic
-    world a random start learns the sentiment cues from 400 reviews as well, and lesson 04 says so from its
-    figures. That point is open.)"""
+    the payoff downstream, against the same random weights, be shown by an interval above 0, and that the released
+    stand-in score at least as high as the lesson's own pretraining. Over 3 seeds at 2 threads the pretrained start
+    was ahead of the random one in all three runs (+0.010, +0.082, +0.036) but its interval cleared 0 in one, and
+    the released one was ahead in two (-0.010, +0.004, +0.014): neither is a point a test can rest on yet. Open.)"""
     lesson = figures["04"]
     assert lesson["nll_relative_drop"] >= 0.3
     assert lesson["input_gap_pretrained"] > lesson["input_gap_random_weights"] + 1  # nats: it reads its input
-    assert lesson["finetune_released_accuracy"] >= lesson["finetune_pretrained_accuracy"]
 
 
 def test_05_lambada_lm_eval_and_the_judge(figures):
