@@ -140,7 +140,8 @@ def prompt_masked(tokenize_example, tokenizer) -> None:
             "-100 on each prompt token, so the loss ignores it; the response's own ids after it, "
             "unshifted (the model shifts them)",
         )
-    for row, length in long_rows(tokenizer):
+    rows = long_rows(tokenizer)
+    for row, length in rows:
         for limit, kept in ((length, True), (length - 1, False)):
             features = _features("prompt_masked", tokenize_example, tokenizer, row, limit)
             if (features is not None) != kept:
@@ -155,7 +156,7 @@ def prompt_masked(tokenize_example, tokenizer) -> None:
     passed(
         "prompt_masked",
         f"{len(EXAMPLES)} examples: -100 on the prompt, the response's ids after it; the length limit on "
-        f"{len(long_rows(tokenizer))} long ones",
+        f"{len(rows)} long ones",
     )
 
 
@@ -250,7 +251,7 @@ def training_loss(model, features: list[dict], pad_id: int) -> float:
     """The mean loss per response token of ``model`` on ``features``, in batches of 8, without training."""
     import torch
 
-    total, tokens = 0.0, 0
+    total, tokens, training = 0.0, 0, model.training
     model.eval()
     for start in range(0, len(features), 8):
         rows = features[start : start + 8]
@@ -265,6 +266,7 @@ def training_loss(model, features: list[dict], pad_id: int) -> float:
             logits[:, :-1].reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1), reduction="sum"
         )
         total, tokens = total + losses.item(), tokens + int((labels[:, 1:] != -100).sum())
+    model.train(training)  # the student's model left in the mode it came in
     return total / tokens
 
 
