@@ -5,12 +5,14 @@
 #                 it is missing)
 #   make test-fast ruff (lint and format check), then the unit tests without subprocess launches, notebooks or
 #                 pretraining runs (under 3 minutes)
+#   make test-latest the fast tests and lessons 01 and 03 on the newest transformers, datasets, accelerate, peft,
+#                 deepspeed, evaluate and lm-eval, in .venv-latest -> benchmarks/LATEST.md (not part of make test)
 #   make rehearse the full profile at full size on this machine: prefetch from a Hub server on
 #                 127.0.0.1 (olah), then an offline `course run --profile full --quick`
 #   make wheels   (where pip reaches an index) the packages a bare GPU node lacks, as wheels in .whl/
-#   make gpu-check OUT=folder   (on the GPU node) the GPU check with the node's own python3 and .whl/, installed
+#   make gpu-check OUT=folder   (on the GPU node) the GPU node check with the node's own python3 and .whl/, installed
 #                 once into .whl/site inside the check's 6 minutes
-#   make gpu-check-rehearsal    the GPU check, tiny, in a venv like such a node (.venv-node) here
+#   make gpu-check-rehearsal    the GPU node check, tiny, in a venv like such a node (.venv-node) here
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 # Bytecode is compiled once, at install, in parallel (pip's own compile is serial): where PYTHONDONTWRITEBYTECODE
 # is set, as on this course's CI machines, Python never writes it at import, and every process (a kernel, a
@@ -26,7 +28,7 @@ STAMP := $(VENV)/.installed
 HUB_VENV := .venv-hub
 HUB_STAMP := $(HUB_VENV)/.installed
 
-.PHONY: course test test-fast install hub-venv rehearse benchmark clean-outputs wheels gpu-check node-venv \
+.PHONY: course test test-fast test-latest install hub-venv rehearse benchmark clean-outputs wheels gpu-check node-venv \
 	gpu-check-rehearsal
 
 $(STAMP): pyproject.toml
@@ -78,13 +80,18 @@ test-fast: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest tests -m "not slow and not gpu"
 
+# An early warning when the libraries move (tools/test_latest.py): never part of `make test`, so that an upstream
+# release cannot break CI.
+test-latest: $(STAMP)
+	$(BIN)/python tools/test_latest.py
+
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_course_run.py
 
 clean-outputs:
 	rm -rf outputs
 
-# The GPU check on a node without an index or the Hub (benchmarks/gpu_check.py). Its python3 has a CUDA
+# The GPU node check on a node without an index or the Hub (tools/gpu_check.py). Its python3 has a CUDA
 # torch; what it lacks travels as wheels for CPython 3.12 on x86-64 Linux, built or downloaded here.
 WHEELS := .whl
 NODE_PYTHON ?= python3
@@ -99,11 +106,11 @@ wheels: $(STAMP)
 	  $(WHEEL_PLATFORMS) -d $(WHEELS) -r benchmarks/gpu_wheels.txt
 	DS_BUILD_OPS=0 $(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation -w $(WHEELS) \
 	  "$$(grep -o 'deepspeed==[0-9.]*' pyproject.toml)"
-	$(BIN)/python benchmarks/gpu_check.py --list-wheels $(WHEELS)
+	$(BIN)/python tools/gpu_check.py --list-wheels $(WHEELS)
 
 gpu-check:
 	@ls $(WHEELS)/*.whl >/dev/null 2>&1 || echo "no wheels in $(WHEELS)/ (make wheels, where pip reaches an index): using $(NODE_PYTHON)'s packages"
-	$(NODE_PYTHON) benchmarks/gpu_check.py --out $(OUT) --wheels $(WHEELS) $(GPU_CHECK_FLAGS)
+	$(NODE_PYTHON) tools/gpu_check.py --out $(OUT) --wheels $(WHEELS) $(GPU_CHECK_FLAGS)
 
 # A venv like a bare GPU node's Python (benchmarks/gpu_node.txt), to rehearse the check here.
 NODE_VENV := .venv-node

@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from course_utils.paths import notebooks_dir
-from course_utils.runner import find_notebooks, is_lab, run_course
+from course_utils.machinery.paths import notebooks_dir
+from course_utils.machinery.runner import find_notebooks, is_lab, run_course
 
 
 def main(argv: list[str] | None = None) -> int:

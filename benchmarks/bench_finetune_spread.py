@@ -61,12 +61,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4], help="other seeds, plain runs")
     args = parser.parse_args(argv)
 
-    from course_utils.environment import start_session
+    from course_utils.machinery.environment import start_session
 
     with tempfile.TemporaryDirectory() as scratch:
         session = start_session(args.profile, scratch)
-        from course_utils.finetune import FinetuneConfig
-        from course_utils.launch import launch
+        from course_utils.lessons.finetune import FinetuneConfig
+        from course_utils.lessons.launch import launch
 
         base = FinetuneConfig.for_profile(session.profile, output_dir=f"{scratch}/base", precision="fp32")
         runs = {  # name -> (group, config, CPU threads)

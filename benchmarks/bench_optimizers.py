@@ -29,11 +29,11 @@ SCHEDULES = ("cosine", "inverse_sqrt")
 
 
 def run(profile_name: str, steps: int, learning_rate: float) -> dict[tuple[str, str], dict]:
-    from course_utils.environment import start_session
+    from course_utils.machinery.environment import start_session
 
     session = start_session(profile_name, tempfile.mkdtemp(prefix="bench-optimizers-"))
+    from course_utils.from_notebooks.pretraining_loop import pretrain
     from course_utils.pretraining.config import PretrainConfig
-    from course_utils.pretraining.loop import pretrain
     from course_utils.pretraining.race import pretrain_variants
 
     config = PretrainConfig.for_profile(

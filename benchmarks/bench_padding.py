@@ -35,10 +35,10 @@ from transformers import (
 )
 from transformers.trainer_pt_utils import LengthGroupedSampler  # noqa: E402
 
-from course_utils.data import load_imdb  # noqa: E402
-from course_utils.models import load_tokenizer  # noqa: E402
-from course_utils.profiles import get_profile  # noqa: E402
-from course_utils.sentiment_trainer import tokenize_pairs
+from course_utils.from_notebooks.sentiment_trainer import tokenize_pairs
+from course_utils.machinery.profiles import get_profile  # noqa: E402
+from course_utils.models_and_data.data import load_imdb  # noqa: E402
+from course_utils.models_and_data.models import load_tokenizer  # noqa: E402
 
 PREFIX = "sst2 sentence: "
 # t5-small's published config (60M parameters); the vocabulary covers the stand-in tokenizer's ids.

@@ -26,9 +26,9 @@ minutes on 2 CPU cores.
 from __future__ import annotations
 
 import argparse
-import sys
 import json
 import os
+import sys
 import tempfile
 import time
 from itertools import islice
@@ -125,14 +125,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume-at", type=int, default=100, help="batches made before the resume is timed")
     args = parser.parse_args(argv)
 
-    from course_utils.environment import start_session
+    from course_utils.machinery.environment import start_session
 
     with tempfile.TemporaryDirectory() as scratch:
         session = start_session(args.profile, scratch)  # offline switches before the HF imports below
-        from course_utils.models import load_tokenizer
+        from course_utils.machinery.configs import DataSource
+        from course_utils.models_and_data.models import load_tokenizer
         from course_utils.pretraining.config import PretrainConfig
-        from course_utils.pretraining.data import corrupted_batches
-        from course_utils.configs import DataSource
+        from course_utils.pretraining.data import CorruptedBatches
 
         profile = session.profile
         data_path = write_corpus(profile, Path(scratch) / "c4", args.copies)
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         tokenizer = load_tokenizer(config.model_name)
 
         def make_stream():
-            return corrupted_batches(config, tokenizer, "train", config.seed)
+            return CorruptedBatches.for_config(config, tokenizer, "train", config.seed)
 
         print(
             f"profile {profile.name}, tokenizer {config.model_name} ({len(tokenizer):,} ids), {os.cpu_count()} CPUs; "
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             f"documents 2,501-4,500 of a pass, resumed at document 2,500 with a {block}-document buffer: "
             f"{differ:,} of 2,000 differ from the uninterrupted pass with datasets' shuffle buffer (its "
             "state_dict does not keep the buffer); the course's block shuffle resumes exactly (above, and "
-            "tests/test_pretrain_data.py)"
+            "tests/pretraining/test_pretraining_data.py)"
         )
     return 0
 

@@ -20,8 +20,8 @@ fine-tunes, about 12 minutes on 2 CPU cores; ``--rows 1200 --seeds 1 2 3 42`` to
 from __future__ import annotations
 
 import argparse
-import sys
 import statistics
+import sys
 import tempfile
 
 
@@ -36,16 +36,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pretrained-dir", default="", help="a finished pretraining's model folder")
     args = parser.parse_args(argv)
 
-    from course_utils.environment import start_session
+    from course_utils.machinery.environment import start_session
 
     with tempfile.TemporaryDirectory() as scratch:
         session = start_session(args.profile, scratch)  # offline switches before the HF imports below
-        from course_utils.models import load_model, load_tokenizer
-        from course_utils.finetune import FinetuneConfig, run
-        from course_utils.pretraining.loop import initial_model, pretrain
+        from course_utils.from_notebooks.pretraining_loop import initial_model, pretrain
+        from course_utils.lessons.finetune import FinetuneConfig, fine_tune
+        from course_utils.models_and_data.models import load_model, load_tokenizer
+        from course_utils.pretraining.config import PretrainConfig
         from course_utils.pretraining.data import held_out_batches
         from course_utils.pretraining.run import input_reliance
-        from course_utils.pretraining.config import PretrainConfig
 
         changes = {"total_steps": args.pretrain_steps} if args.pretrain_steps else {}
         config = PretrainConfig.for_profile(session.profile, output_dir=f"{scratch}/pretrain", **changes)
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             for seed in args.seeds:
                 # Lesson 01's fine-tune from each start, only model_name and the folder differing (notebook 04).
                 figures = {
-                    name: run(
+                    name: fine_tune(
                         FinetuneConfig.for_profile(
                             session.profile,
                             f"{scratch}/{rows}_{seed}/{name[0]}",

@@ -79,7 +79,7 @@ def run_lessons(only: str, out: Path, seed: int, threads: int, build: Path | Non
     command = [
         sys.executable,
         "-m",
-        "course_utils.cli",
+        "course_utils.machinery.cli",
         "run",
         "--profile",
         "smoke",

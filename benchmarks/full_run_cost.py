@@ -55,7 +55,7 @@ def t5_weights(name: str) -> dict[str, int]:
     import torch
     from transformers import AutoConfig, AutoModelForSeq2SeqLM
 
-    from course_utils.models import untie_output_layer
+    from course_utils.models_and_data.models import untie_output_layer
 
     config = AutoConfig.for_model(**PUBLISHED_CONFIGS[name])
     with torch.device("meta"):
@@ -216,7 +216,7 @@ def main() -> int:
             + f" | {steps[name]:,} | {decode} |"
         )
     print()
-    from gpu_check import MEASURED  # what gpu_check.py --record keeps
+    MEASURED = Path(__file__).with_name("gpu_check.json")  # what tools/gpu_check.py --record keeps
 
     if MEASURED.exists():
         print("\n".join(measured_table(json.loads(MEASURED.read_text()))))

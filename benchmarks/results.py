@@ -47,7 +47,7 @@ def machine() -> str:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import torch
 
-    from course_utils.machine import describe_device
+    from course_utils.machinery.machine import describe_device
 
     info = describe_device()
     words = f"{info['cpu_name']}, {info['cpu_cores']} cores, {info['ram_gib']} GiB"

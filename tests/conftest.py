@@ -25,6 +25,11 @@ LESSONS_COLLECTED = pytest.StashKey[bool]()  # whether this session runs the les
 collect_ignore = ["fixtures", "netguard", "rehearsal"]
 
 
+def course_command(*args) -> list[str]:
+    """The ``course`` command with ``args``, in this interpreter, as a subprocess's argument list."""
+    return [sys.executable, "-m", "course_utils.machinery.cli", *map(str, args)]
+
+
 def guarded_env(log: Path, **extra) -> dict:
     """A copy of os.environ for a subprocess with the network guard on, logging to ``log``."""
     log.touch()  # an empty log is the evidence: nothing tried to connect
@@ -34,7 +39,7 @@ def guarded_env(log: Path, **extra) -> dict:
 
 
 def pytest_configure(config):
-    from course_utils.environment import one_gpu
+    from course_utils.machinery.environment import one_gpu
 
     # Before anything starts CUDA: on a node with several GPUs the Trainer would wrap DataParallel and
     # multiply the batch, and the step times would be DataParallel's. The notebooks keep one GPU too.
@@ -158,7 +163,7 @@ def launcher_variables_restored():
     """Each test leaves the launcher's variables (RANK, LOCAL_RANK, ...) as it found them. A DeepSpeed
     fine-tune in this process sets them (zero.launcher_environment); leaked into later tests or
     nbval's kernels, LOCAL_RANK makes Accelerate treat a single process as a distributed run."""
-    from course_utils.zero import LAUNCHER_VARIABLES
+    from course_utils.lessons.zero import LAUNCHER_VARIABLES
 
     saved = {name: os.environ.get(name) for name in LAUNCHER_VARIABLES}
     yield
@@ -192,3 +197,43 @@ def transformers_notices():
     logger.addHandler(handler)
     yield seen
     logger.removeHandler(handler)
+
+
+@pytest.fixture(scope="session")
+def tiny_pretraining():
+    """The settings of a pretraining run at toy size on the shipped C4 sample (T5 v1.1's stand-in, rows of 32 tokens,
+    8 steps of 8 rows, held-out NLL every 4): ``PretrainConfig(**tiny_pretraining, output_dir=...)``. A test changes
+    what it needs, ``{**tiny_pretraining, "total_steps": 2}``; the mapping itself cannot be changed."""
+    from types import MappingProxyType
+
+    from course_utils.machinery.paths import data_dir
+
+    return MappingProxyType(
+        dict(
+            model_name="standin:t5-v1_1-base",
+            data_path=str(data_dir() / "c4"),
+            data_config=None,
+            input_length=32,
+            batch_size=8,
+            total_steps=8,
+            warmup_steps=2,
+            learning_rate=1e-2,
+            logging_steps=2,
+            eval_every=4,
+            eval_batches=2,
+            attn_implementation="eager",
+            shuffle_block=100,
+            data_workers=1,
+        )
+    )
+
+
+@pytest.fixture
+def hub_snapshot(tmp_path, monkeypatch):
+    """A folder laid out like the Hub's repos, returned by the cache look-up, with the Hub switched off."""
+    from course_utils.models_and_data import sources
+
+    folder = tmp_path / "snapshot"
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(sources, "cached_snapshot", lambda repo_id, repo_type, patterns: folder)
+    return folder

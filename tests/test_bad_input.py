@@ -7,14 +7,13 @@ import sys
 
 import pytest
 
-from course_utils import finetune
+from course_utils.lessons import finetune
+from course_utils.machinery.configs import DataSource, InputError
+from course_utils.machinery.paths import data_dir
+from course_utils.models_and_data.data import read_imdb
+from course_utils.models_and_data.models import resolve_model
 from course_utils.pretraining import __main__ as pretraining_command
-from course_utils.configs import InputError
-from course_utils.data import read_imdb
-from course_utils.models import resolve_model
-from course_utils.paths import data_dir
 from course_utils.pretraining.data import iter_texts
-from course_utils.configs import DataSource
 
 
 def imdb_folder(tmp_path, test_lines: list[str], rows: int = 60):
@@ -74,7 +73,8 @@ def test_the_fine_tune_command_prints_one_line_and_exits_2(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1
     assert (
-        err[0].startswith("python -m course_utils.finetune: error: ") and "test.jsonl, line 2: not valid JSON" in err[0]
+        err[0].startswith("python -m course_utils.lessons.finetune: error: ")
+        and "test.jsonl, line 2: not valid JSON" in err[0]
     )
 
 
@@ -126,7 +126,7 @@ def test_the_installed_command_exits_non_zero_without_a_traceback(tmp_path):
         [
             sys.executable,
             "-m",
-            "course_utils.finetune",
+            "course_utils.lessons.finetune",
             "--model-name",
             "standin:t5-small",
             "--data-path",
@@ -140,5 +140,5 @@ def test_the_installed_command_exits_non_zero_without_a_traceback(tmp_path):
     )
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
-    assert done.stderr.strip().splitlines()[-1].startswith("python -m course_utils.finetune: error: ")
+    assert done.stderr.strip().splitlines()[-1].startswith("python -m course_utils.lessons.finetune: error: ")
     assert "test.jsonl, line 1: 'label' is 9" in done.stderr

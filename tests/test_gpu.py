@@ -10,19 +10,22 @@ import math
 import pytest
 import torch
 
-from course_utils.data import load_imdb
-from course_utils.finetune import FinetuneConfig, train
-from course_utils.sentiment_trainer import count_answer_tokens
-from course_utils.sentiment_trainer import build_trainer
-from course_utils.hardware import native_bf16, resolve_precision, tf32, training_device
-from course_utils.memory import peak_memory, reset_peak_memory
-from course_utils.models import load_model, load_tokenizer
-from course_utils.paths import data_dir
+from course_utils.from_notebooks.pretraining_loop import pretrain
+from course_utils.from_notebooks.sentiment_trainer import (
+    add_label_words,
+    build_trainer,
+    count_answer_tokens,
+    generate_answers,
+    tokenize_pairs,
+)
+from course_utils.lessons.finetune import FinetuneConfig, train
+from course_utils.machinery.hardware import native_bf16, resolve_precision, tf32, training_device
+from course_utils.machinery.memory import peak_memory, reset_peak_memory
+from course_utils.machinery.paths import data_dir
+from course_utils.machinery.profiles import get_profile
+from course_utils.models_and_data.data import load_imdb
+from course_utils.models_and_data.models import load_model, load_tokenizer
 from course_utils.pretraining.config import PretrainConfig
-from course_utils.pretraining.loop import pretrain
-from course_utils.profiles import get_profile
-from course_utils.sentiment_trainer import add_label_words, tokenize_pairs
-from course_utils.generation import generate_in_order
 
 pytestmark = [
     pytest.mark.gpu,
@@ -73,25 +76,13 @@ def test_the_cuda_peak_counts_a_tensor_allocated_on_the_gpu():
     assert peak_memory()[0] < before + 64  # a new peak starts from what is allocated now
 
 
-def test_a_compiled_bf16_pretraining_run_learns_and_evaluates_on_the_gpu(tmp_path):
+def test_a_compiled_bf16_pretraining_run_learns_and_evaluates_on_the_gpu(tiny_pretraining, tmp_path):
     config = PretrainConfig(
-        model_name="standin:t5-v1_1-base",
-        data_path=str(data_dir() / "c4"),
-        data_config=None,
-        output_dir=str(tmp_path),
-        input_length=32,
-        batch_size=8,
-        total_steps=12,
-        warmup_steps=2,
-        learning_rate=1e-2,
-        logging_steps=2,
-        eval_every=0,
-        eval_batches=2,
-        checkpoint_every=0,
+        # the shared toy run, longer, with the library's attention (SDPA), compiled
+        **{**tiny_pretraining, "total_steps": 12, "eval_every": 0, "checkpoint_every": 0, "attn_implementation": None},
         compile=True,
         precision="auto",
-        shuffle_block=100,
-        data_workers=1,
+        output_dir=str(tmp_path),
     )
     from torch._dynamo.utils import counters
 
@@ -118,21 +109,10 @@ def test_evaluation_generates_on_the_gpu_in_the_input_order():
     model = input_sensitive(load_model(SMALL))
 
     def generate_texts(model, tok, texts, prefix, max_source_length, batch_size):
-        def answer(batch_texts):
-            batch = tok(
-                [prefix + t for t in batch_texts],
-                max_length=max_source_length,
-                truncation=True,
-                padding=True,
-                return_tensors="pt",
-            ).to(model.device)
-            with torch.no_grad():
-                output = model.generate(
-                    **batch, max_new_tokens=4, do_sample=False, num_beams=1, suppress_tokens=tok.all_special_ids
-                )
-            return tok.batch_decode(output, skip_special_tokens=True)
-
-        return generate_in_order(texts, batch_size, answer)
+        # lesson 01's batched generation; special tokens suppressed, so that every answer is made of words
+        return generate_answers(
+            model, tok, texts, prefix, max_source_length, 4, batch_size, suppress_tokens=tok.all_special_ids
+        )
 
     texts = ["A fine film.", "Dull and far too long, I left early.", "Superb."]
     with tf32(False):

@@ -12,12 +12,12 @@ import torch
 from conftest import ROOT, lane_order, pytest_xdist_make_scheduler, share_the_cores
 from xdist.remote import Producer
 
-from course_utils.runner import find_notebooks, is_lab
+from course_utils.machinery.runner import find_notebooks, is_lab
 
 NOTEBOOKS = [p.relative_to(ROOT).as_posix() for p in find_notebooks(ROOT / "notebooks", labs=True)]
 LESSON_NOTEBOOKS = [path for path in NOTEBOOKS if not is_lab(Path(path).name)]
 SOLUTIONS = [path for path in NOTEBOOKS if is_lab(Path(path).name)]
-MODULES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").glob("test_*.py"))
+MODULES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").rglob("test_*.py"))
 
 
 class Worker:
@@ -100,7 +100,17 @@ def test_each_worker_takes_its_share_of_the_cores(monkeypatch, threads_restored,
 
 def test_pytest_runs_these_tests_without_pytest_xdist_as_on_a_gpu_node():
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-q", "tests/test_session.py"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:xdist",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "tests/machinery/test_environment.py",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -137,3 +147,8 @@ def test_a_connection_tried_in_a_worker_fails_the_whole_run(tmp_path):
     assert done.returncode == 1 and "Network connections were attempted" in done.stderr, done.stderr[-2000:]
     (work,) = tmp_path.glob("course-tests-*")  # a failed run keeps its folder, to look into
     assert "93.184.216.34" in (work / "network-attempts.log").read_text()
+
+
+def test_the_test_session_sees_one_gpu_at_most():
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    assert visible is not None and "," not in visible  # set by tests/conftest.py before CUDA starts

@@ -15,10 +15,9 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import LESSONS_COLLECTED
 
-from course_utils.metrics import read_metrics
+from course_utils.machinery.metrics import read_metrics
 
 LESSON_NAMES = {
     "01": "01_t5_small_imdb_finetune",

@@ -109,47 +109,55 @@ def package_imports() -> dict[str, set[str]]:
     return imports
 
 
-def rooms(imports: dict[str, set[str]]) -> dict[str, set[str]]:
-    """The house as drawn: a folder is one room; imports inside a folder do not leave it."""
-    room = lambda module: module.split(".")[0]  # noqa: E731
+def folders(imports: dict[str, set[str]]) -> dict[str, set[str]]:
+    """{folder: the other folders its modules import}: the package as course_utils/README.md draws it."""
+    folder = lambda module: module.split(".")[0]  # noqa: E731
     drawn: dict[str, set[str]] = {}
     for module, targets in imports.items():
-        drawn.setdefault(room(module), set()).update(room(t) for t in targets if room(t) != room(module))
+        drawn.setdefault(folder(module), set()).update(folder(t) for t in targets if folder(t) != folder(module))
     return drawn
 
 
-def import_floors(imports: dict[str, set[str]]) -> dict[str, int]:
-    """Floor 1 imports nothing of the package; every other module sits one floor above its highest import."""
-    floors: dict[str, int] = {}
+def import_depths(imports: dict[str, set[str]]) -> dict[str, int]:
+    """1 for a module that imports nothing of the package, else one more than its deepest import; an import cycle
+    is an error that names it."""
+    depths: dict[str, int] = {}
 
-    def floor(name: str, path: tuple[str, ...] = ()) -> int:
+    def depth(name: str, path: tuple[str, ...] = ()) -> int:
         assert name not in path, f"import cycle: {' -> '.join((*path, name))}"
-        if name not in floors:
-            floors[name] = 1 + max((floor(d, (*path, name)) for d in imports[name]), default=0)
-        return floors[name]
+        if name not in depths:
+            depths[name] = 1 + max((depth(d, (*path, name)) for d in imports[name]), default=0)
+        return depths[name]
 
     for name in imports:
-        floor(name)
-    return floors
+        depth(name)
+    return depths
 
 
-def test_the_package_has_at_most_five_import_floors_and_no_cycle():
+def test_no_module_imports_itself_through_others():
+    import_depths(package_imports())
+
+
+def test_the_folders_use_each_other_as_the_map_says():
+    """course_utils/README.md: machinery/ at the bottom (only its `cli` reaches models_and_data/), models_and_data/
+    on machinery/ alone, and nothing of the package imports labs/ or standins/."""
     imports = package_imports()
-    import_floors(imports)  # no module imports itself through others
-    floors = import_floors(rooms(imports))  # the house as drawn, a folder a room
-    assert max(floors.values()) <= 5, sorted(floors.items(), key=lambda item: item[1])
+    drawn = folders(imports)
+    assert drawn["models_and_data"] == {"machinery"}
+    reaching_up = {m for m, targets in imports.items() if m.startswith("machinery.") and folders({m: targets})}
+    reaching_up = {m for m in reaching_up if folders({m: imports[m]})["machinery"]}
+    assert reaching_up == {"machinery.cli"} and drawn["machinery"] == {"models_and_data"}
+    assert not any({"labs", "standins"} & used for folder, used in drawn.items() if folder not in ("labs", "standins"))
 
 
-def test_the_import_reader_follows_every_form_of_relative_import():
+def test_the_import_reader_follows_every_form_of_import():
     imports = package_imports()
-    assert "pretraining.span_corruption" in imports["labs.nanot5_parts"]  # from ..pretraining import span_corruption
-    assert "pretraining.config" in imports["pretraining.run"]  # from .config import ...
-    assert "models" in imports["pretraining.loop"]  # from course_utils.models import ...
-    assert "hardware" in imports["pretraining.config"]  # from ..hardware import ...
-    assert (
-        rooms(imports)["pretraining"] >= {"models", "hardware", "memory"}
-        and "pretraining" not in rooms(imports)["pretraining"]
-    )
+    assert "pretraining.span_corruption" in imports["labs.nanot5_parts"]  # from course_utils.pretraining import x
+    assert "pretraining.config" in imports["pretraining.run"]  # from course_utils.pretraining.config import ...
+    assert "models_and_data.models" in imports["from_notebooks.pretraining_loop"]
+    assert "machinery.hardware" in imports["pretraining.config"]
+    drawn = folders(imports)
+    assert drawn["pretraining"] >= {"models_and_data", "machinery"} and "pretraining" not in drawn["pretraining"]
 
 
 # Commands whose package imports must wait until main() has set the offline switches: what they import pulls in
@@ -168,15 +176,17 @@ def test_sibling_modules_are_imported_at_the_top_of_each_file():
         late = [
             node.lineno
             for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and node.level >= 1 and id(node) not in top
+            if isinstance(node, ast.ImportFrom)
+            and (node.level >= 1 or (node.module or "").startswith("course_utils"))
+            and id(node) not in top
         ]
         assert not late, f"{path.name}: the package's imports inside functions at lines {late}"
 
 
-def test_the_floor_check_finds_a_cycle_and_counts_a_chain():
-    assert import_floors({"a": set(), "b": {"a"}, "c": {"b", "a"}}) == {"a": 1, "b": 2, "c": 3}
+def test_the_depth_check_finds_a_cycle_and_counts_a_chain():
+    assert import_depths({"a": set(), "b": {"a"}, "c": {"b", "a"}}) == {"a": 1, "b": 2, "c": 3}
     with pytest.raises(AssertionError, match="import cycle: a -> b -> a"):
-        import_floors({"a": {"b"}, "b": {"a"}})
+        import_depths({"a": {"b"}, "b": {"a"}})
 
 
 def test_every_file_the_docs_and_comments_name_exists():
@@ -188,7 +198,8 @@ def test_every_file_the_docs_and_comments_name_exists():
         ROOT / "environment.yml",
         ROOT / "Makefile",
         *NOTEBOOKS,
-        *(ROOT / "course_utils").glob("*.py"),
+        *(ROOT / "course_utils").rglob("*.py"),
+        ROOT / "course_utils" / "README.md",
         *(ROOT / "benchmarks").glob("*.py"),
         *(ROOT / "tests" / "rehearsal").glob("*.py"),
         *(ROOT / "data").glob("*.md"),

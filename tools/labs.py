@@ -23,7 +23,6 @@ import re
 import sys
 from pathlib import Path
 
-
 BEGIN, END, LINE = "# BEGIN SOLUTION", "# END SOLUTION", "# SOLUTION"
 TASK_HEADING = re.compile(r"^###\s+(Task\b.*?)\s*$", re.M)
 LAB_PATTERN = "[0-9][0-9]L_*.ipynb"

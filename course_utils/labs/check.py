@@ -14,8 +14,14 @@ and either prints one short line or raises ``CheckFailed`` with what it expected
 | every lab | question (the multiple-choice questions) |
 """
 
-from .evaluation_by_hand import bootstrap_difference, cohen_kappa, consistent_winners, lm_eval_yaml, win_rate
-from .instruction_tuning import (
+from course_utils.labs.evaluation_by_hand import (
+    bootstrap_difference,
+    cohen_kappa,
+    consistent_winners,
+    lm_eval_yaml,
+    win_rate,
+)
+from course_utils.labs.instruction_tuning import (
     eos_learned,
     lora_parameters,
     loss_falls,
@@ -24,12 +30,12 @@ from .instruction_tuning import (
     prompt_template,
     responses,
 )
-from .nanot5_parts import adamw_rms_step, cosine_schedule, noise_mask, sentinels
-from .quiz import question
-from .rouge_from_scratch import lead_3, rouge_l, rouge_n, rouge_tokens
-from .verdict import CheckFailed
-from .what_fits import parameter_count, rows_that_fit, training_state_bytes
-from .zero_by_hand import cheapest_setup, model_state_bytes, zero3_offload_config
+from course_utils.labs.nanot5_parts import adamw_rms_step, cosine_schedule, noise_mask, sentinels
+from course_utils.labs.quiz import question
+from course_utils.labs.rouge_from_scratch import lead_3, rouge_l, rouge_n, rouge_tokens
+from course_utils.labs.verdict import CheckFailed
+from course_utils.labs.what_fits import parameter_count, rows_that_fit, training_state_bytes
+from course_utils.labs.zero_by_hand import cheapest_setup, model_state_bytes, zero3_offload_config
 
 CHECKS = {
     "00L": (parameter_count, training_state_bytes, rows_that_fit),

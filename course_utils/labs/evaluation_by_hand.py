@@ -9,10 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..eval_setup import lm_eval_task, quiet_lm_eval, write_jsonl
-from ..evaluation import consistent_winners as course_winners, paired_bootstrap, percentile_interval
-from ..models import load_model, load_tokenizer
-from .verdict import answer_check, close, compare_sequences, expect_type, fail, passed
+from course_utils.from_notebooks.evaluation import consistent_winners as course_winners
+from course_utils.from_notebooks.evaluation import paired_bootstrap, percentile_interval
+from course_utils.labs.verdict import answer_check, close, compare_sequences, expect_type, fail, passed
+from course_utils.lessons.eval_setup import lm_eval_task, quiet_lm_eval, write_jsonl
+from course_utils.models_and_data.models import load_model, load_tokenizer
 
 
 def correlated_scores(n: int = 80, seed: int = 5) -> tuple[np.ndarray, np.ndarray]:

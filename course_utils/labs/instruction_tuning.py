@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import functools
 
-from ..models import load_model, load_tokenizer
-from ..profiles import Profile, get_profile
-from ..instruct import LORA_RANK, LORA_TARGETS, InstructionConfig, load_dolly, lora_trainable_parameters, prompt_text
-from .verdict import answer_check, compare_sequences, expect_type, fail, kind, passed
+from course_utils.labs.verdict import answer_check, compare_sequences, expect_type, fail, kind, passed
+from course_utils.lessons.instruct import (
+    LORA_RANK,
+    LORA_TARGETS,
+    InstructionConfig,
+    load_dolly,
+    lora_trainable_parameters,
+    prompt_text,
+)
+from course_utils.machinery.profiles import Profile, get_profile
+from course_utils.models_and_data.models import load_model, load_tokenizer
 
 EXAMPLES = (
     {

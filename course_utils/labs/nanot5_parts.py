@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 
-from ..pretraining import optim, span_corruption
-from ..tokens import T5_EXTRA_IDS
-from .verdict import answer_check, close, compare_sequences, fail, passed
+from course_utils.labs.verdict import answer_check, close, compare_sequences, fail, passed
+from course_utils.models_and_data.tokens import T5_EXTRA_IDS
+from course_utils.pretraining import optim, span_corruption
 
 MASK_CASES = ((568, 0.15, 3.0), (100, 0.15, 3.0), (40, 0.5, 2.0), (12, 0.3, 1.0))
 

@@ -3,7 +3,7 @@
     print(question_markdown("01L", 1))     # what the lab's markdown cell shows
     question("01L", 1, "c")                # raises CheckFailed with the chosen option's explanation, or prints it
 
-The lab shows each question in a markdown cell (``tests/test_labs.py`` checks that the text is this
+The lab shows each question in a markdown cell (``tests/labs/test_labs.py`` checks that the text is this
 table's), and the student sets a variable to a letter; ``check.question`` reports like every other check.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from .verdict import answer_check, fail, passed
+from course_utils.labs.verdict import answer_check, fail, passed
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numbers
 
-from ..memory import rows_that_fit as course_rows_that_fit
-from .verdict import answer_check, close, fail, passed
+from course_utils.labs.verdict import answer_check, close, fail, passed
+from course_utils.machinery.memory import rows_that_fit as course_rows_that_fit
 
 # Published t5-small and t5-base, plus two odd shapes that tell the terms apart (attention width
 # different from d_model, more decoder than encoder layers).

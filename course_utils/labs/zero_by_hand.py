@@ -4,9 +4,9 @@ formulas (``zero_memory.paper_bytes``, notebook 02) and DeepSpeed's own estimato
 
 from __future__ import annotations
 
-from ..zero import DeepSpeedConfigError, check_deepspeed_config, deepspeed_bytes
-from ..zero_memory import SETUPS, paper_bytes
-from .verdict import answer_check, close, fail, passed
+from course_utils.from_notebooks.zero_memory import SETUPS, paper_bytes
+from course_utils.labs.verdict import answer_check, close, fail, passed
+from course_utils.lessons.zero import DeepSpeedConfigError, check_deepspeed_config, deepspeed_bytes
 
 # Fastest first: offload moves states across PCIe every step, and stage 3 gathers the weights for each layer
 # (the order of the Hugging Face DeepSpeed guide).

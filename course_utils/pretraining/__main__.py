@@ -20,11 +20,11 @@ import json
 import os
 import sys
 
-from ..configs import InputError, argument_parser, run_command
-from ..offline import MissingAssetError
-from ..quiet import quiet_library_notices
-from .config import PretrainConfig
-from .loop import pretrain
+from course_utils.from_notebooks.pretraining_loop import pretrain
+from course_utils.machinery.configs import InputError, argument_parser, run_command
+from course_utils.machinery.offline import MissingAssetError
+from course_utils.machinery.quiet import quiet_library_notices
+from course_utils.pretraining.config import PretrainConfig
 
 PROG = "python -m course_utils.pretraining"
 

@@ -1,12 +1,15 @@
 """Checkpoints that survive a kill, the resume from them, and the signals that stop a run cleanly.
 
-    save_checkpoint(run, step)          # complete, or not there at all
-    step = maybe_resume(run)            # 0, or the newest complete checkpoint's step, its state restored
+    save_checkpoint(accelerator, config, loader, result, step)   # complete, or not there at all
+    step, history = maybe_resume(accelerator, config, loader)       # 0 and None, or the newest complete checkpoint's
+                                                                    # step and history, its state restored
     with StopSignals() as signals:      # SIGTERM / SIGUSR1: stop after this step
         ...
         if signals.requested(accelerator): ...
 
-``run`` is the run's state in one object (a ``PretrainRun``): its accelerator, config, result and data loader.
+Each function is handed what it saves or restores: Accelerate's accelerator (the model, optimizer, schedule and
+random states), the config (where and how many to keep), torchdata's loader (where every data worker is) and the
+run's history so far (a ``PretrainResult``: losses, NLLs, timings). ``run.PretrainRun`` calls them.
 """
 
 from __future__ import annotations
@@ -18,19 +21,9 @@ import shutil
 import signal
 import threading
 from pathlib import Path
-from typing import Protocol
 
-from ..configs import InputError
-from .config import PretrainConfig, PretrainResult, result_from_json
-
-
-class RunState(Protocol):
-    """What a checkpoint saves and a resume restores of a run (``run.PretrainRun`` holds it)."""
-
-    accelerator: object  # Accelerate's: the model, optimizer, schedule and random states
-    config: PretrainConfig
-    result: PretrainResult  # the history so far: losses, NLLs, timings
-    loader: object  # torchdata's StatefulDataLoader: where every data worker is
+from course_utils.machinery.configs import InputError
+from course_utils.pretraining.config import PretrainConfig, PretrainResult, result_from_json
 
 
 def loader_state(loader) -> dict:
@@ -63,7 +56,7 @@ def data_state_file(folder: Path, rank: int) -> Path:
     return folder / f"data_state_{rank}.json"
 
 
-def save_checkpoint(run: RunState, step: int) -> Path:
+def save_checkpoint(accelerator, config: PretrainConfig, loader, history: PretrainResult, step: int) -> Path:
     """``save_state`` (model, optimizer, scheduler, RNGs), where each process's data stream is, and the
     run's history, published only when complete.
 
@@ -71,7 +64,6 @@ def save_checkpoint(run: RunState, step: int) -> Path:
     rename: a kill at any moment leaves the previous checkpoint whole. Then all but the newest
     ``keep_checkpoints`` go.
     """
-    accelerator, config = run.accelerator, run.config
     final = checkpoints_dir(config) / f"step-{step:07d}"
     partial = checkpoints_dir(config) / f".incomplete-step-{step:07d}"
     if accelerator.is_main_process:
@@ -79,10 +71,10 @@ def save_checkpoint(run: RunState, step: int) -> Path:
         partial.mkdir(parents=True)
     accelerator.wait_for_everyone()
     accelerator.save_state(str(partial))
-    data_state_file(partial, accelerator.process_index).write_text(json.dumps(loader_state(run.loader)))
+    data_state_file(partial, accelerator.process_index).write_text(json.dumps(loader_state(loader)))
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
-        (partial / "progress.json").write_text(json.dumps({"step": step, "result": dataclasses.asdict(run.result)}))
+        (partial / "progress.json").write_text(json.dumps({"step": step, "result": dataclasses.asdict(history)}))
         if final.exists():  # this very step was saved before (a resumed run that stopped again at once)
             shutil.rmtree(partial)
         else:
@@ -93,18 +85,17 @@ def save_checkpoint(run: RunState, step: int) -> Path:
     return final
 
 
-def maybe_resume(run: RunState, echo=print) -> int:
-    """The step to start from: 0, or the newest complete checkpoint's step (its state, the data
-    stream's position and the run's history restored). With ``resume="auto"`` a folder without a
-    complete checkpoint (none yet, or only one a kill left half-written) means a fresh start; it says which."""
-    accelerator, config, result = run.accelerator, run.config, run.result
+def maybe_resume(accelerator, config: PretrainConfig, loader, echo=print) -> tuple[int, PretrainResult | None]:
+    """(0, None), or the newest complete checkpoint's step and the run's history it saved, with the accelerator's
+    state and the data stream's position restored. With ``resume="auto"`` a folder without a complete checkpoint
+    (none yet, or only one a kill left half-written) means a fresh start; it says which."""
     if not config.resume:
-        return 0
+        return 0, None
     found = complete_checkpoints(config)
     if not found and config.resume == "auto":
         if accelerator.is_main_process:
             echo(f"resume auto: no complete checkpoint in {checkpoints_dir(config)}; starting from step 0")
-        return 0
+        return 0, None
     if not found:
         raise FileNotFoundError(
             f"resume=True but {checkpoints_dir(config)} holds no complete checkpoint; "
@@ -119,13 +110,9 @@ def maybe_resume(run: RunState, echo=print) -> int:
             f"{found[-1]} holds no data position for process {accelerator.process_index}: "
             "resume with as many processes as the run that saved it, or start without resume."
         )
-    restore_loader(run.loader, json.loads(data_state.read_text()), str(found[-1]))
+    restore_loader(loader, json.loads(data_state.read_text()), str(found[-1]))
     progress = json.loads((found[-1] / "progress.json").read_text())
-    saved = result_from_json(progress["result"])
-    result.train_losses, result.train_seconds = saved.train_losses, saved.train_seconds
-    result.timed_steps, result.first_step_seconds = saved.timed_steps, saved.first_step_seconds
-    result.eval_nll, result.eval_nll_other_input = saved.eval_nll, saved.eval_nll_other_input
-    return progress["step"]
+    return progress["step"], result_from_json(progress["result"])
 
 
 class StopSignals:

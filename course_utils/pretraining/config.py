@@ -19,10 +19,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..configs import DataSource, InputError, checked_replace, setting
-from ..hardware import check_precision, resolve_precision
-from ..memory import choose_accumulation, gpu_gib, rows_that_fit
-from .span_corruption import compute_input_and_target_lengths
+from course_utils.machinery.configs import DataSource, InputError, setting
+from course_utils.machinery.hardware import check_precision, resolve_precision
+from course_utils.machinery.memory import accumulation_steps_that_fit
+from course_utils.machinery.moved import deprecated_alias
+from course_utils.machinery.profiles import sized_by_profile
+from course_utils.pretraining.span_corruption import compute_input_and_target_lengths
 
 
 @dataclass(frozen=True)
@@ -84,17 +86,7 @@ class PretrainConfig:
     @classmethod
     def for_profile(cls, profile, output_dir: str, **changes) -> PretrainConfig:
         """Lesson 04's run: the recipe with ``profile.pretrain``'s changes, then ``changes``."""
-        config = cls(
-            model_name=profile.models["t5_v1_1_base"],
-            data_path=profile.c4.path,
-            data_config=profile.c4.config,
-            output_dir=output_dir,
-            attn_implementation=profile.attn_implementation,
-        )
-        config = checked_replace(config, profile.pretrain, "Profile.pretrain setting")
-        if profile.seed is not None:
-            config = dataclasses.replace(config, seed=profile.seed)
-        return checked_replace(config, changes, "pretraining setting")
+        return sized_by_profile(cls, profile, "t5_v1_1_base", profile.c4, output_dir, "pretrain", **changes)
 
 
 RESUME_CHOICES = (True, False, "auto")
@@ -149,7 +141,7 @@ def plan(config: PretrainConfig, world_size: int, parameters: int, device) -> Pr
     """The plan a run of ``config`` follows on ``world_size`` processes of ``device`` for a model of ``parameters``;
     an accumulation that cannot split the batch is refused (``check_config``)."""
     precision = resolve_precision(config.precision)
-    accumulation = choose_accumulation_steps(config, world_size, parameters, precision)
+    accumulation = planned_accumulation_steps(config, world_size, parameters, precision)
     check_config(config, world_size, accumulation)
     return PretrainPlan(
         precision=precision,
@@ -182,9 +174,11 @@ class PretrainResult:
         return self.plan.gradient_accumulation_steps if self.plan else 0
 
 
-def choose_accumulation_steps(config: PretrainConfig, world_size: int, parameters: int, precision: str = "bf16") -> int:
+def planned_accumulation_steps(
+    config: PretrainConfig, world_size: int, parameters: int, precision: str = "bf16"
+) -> int:
     """``config``'s gradient_accumulation_steps, or, when it is 0, the fewest that fit this GPU's memory
-    (``memory.rows_that_fit``), so every GPU runs the same global batch; 1 without a GPU.
+    (``memory.accumulation_steps_that_fit``), so every GPU runs the same global batch; 1 without a GPU.
 
     For example, batch 128 of T5 v1.1 base on one GPU in bf16: 24 GB -> 8 steps of 16 rows, 40 GB -> 4 of 32,
     48 GB -> 2 of 64, 80 GB -> 1 of 128; in fp32, a 16 GB V100 -> 16 of 8, a T4 -> 32 of 4.
@@ -192,11 +186,8 @@ def choose_accumulation_steps(config: PretrainConfig, world_size: int, parameter
     """
     if config.gradient_accumulation_steps:
         return config.gradient_accumulation_steps
-    gib = gpu_gib()
-    if not gib:
-        return 1
     tokens = config.input_length + collator_lengths(config)[1]
-    return choose_accumulation(config.batch_size, world_size, rows_that_fit(gib, parameters, tokens, precision))
+    return accumulation_steps_that_fit(config.batch_size, world_size, parameters, tokens, precision)
 
 
 def collator_lengths(config: PretrainConfig) -> tuple[int, int]:
@@ -247,3 +238,8 @@ def result_from_json(saved: dict) -> PretrainResult:
     figures["train_losses"] = [tuple(pair) for pair in figures["train_losses"]]
     figures["plan"] = PretrainPlan(**figures["plan"]) if figures.get("plan") else None
     return PretrainResult(**figures)
+
+
+choose_accumulation_steps = deprecated_alias(
+    planned_accumulation_steps, "course_utils.pretraining.config.choose_accumulation_steps"
+)

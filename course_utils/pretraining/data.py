@@ -11,7 +11,7 @@
     batch = next(iter(loader))                   # {"input_ids": (128, 512), "labels": (128, 114)}
     saved = loader.state_dict()                  # where every worker is; a new loader's load_state_dict(saved)
                                                  # continues with exactly the batches that would have come next
-    stream = corrupted_batches(config, tokenizer, "train", config.seed, rank=0, world_size=1)   # a config's stream
+    stream = CorruptedBatches.for_config(config, tokenizer, "train", config.seed, rank=0, world_size=1)  # a run's stream
     held_out = held_out_batches(config, tokenizer)                                            # its fixed NLL batches
 
 The documents are split among *readers*: every DataLoader worker of every training process
@@ -37,18 +37,19 @@ import os
 import signal
 import warnings
 from collections.abc import Iterator
-from itertools import islice
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from ..configs import DataSource, InputError
-from ..sources import load_source, read_jsonl, read_lines
-from .span_corruption import span_corruption_collator
-from ..tokens import CHUNK, cut_rows, encode_documents, raw_rows
-from .config import PretrainConfig
+from course_utils.machinery.configs import DataSource, InputError
+from course_utils.machinery.moved import deprecated_alias
+from course_utils.models_and_data.sources import load_source, read_jsonl, read_lines
+from course_utils.models_and_data.tokens import CHUNK, cut_rows, encode_documents, raw_rows
+from course_utils.pretraining.config import PretrainConfig
+from course_utils.pretraining.span_corruption import span_corruption_collator
 
 TEXT_SUFFIXES = (".txt", ".jsonl", ".json", ".parquet")
 HELD_OUT_EVERY = 100  # local files without splits: every 100th document of each file is validation
@@ -201,6 +202,29 @@ class CorruptedBatches(torch.utils.data.IterableDataset):
         self._state: dict | None = None  # where the next batch starts; None: at the beginning
 
     # torchdata's StatefulDataLoader calls these in each worker, after every batch and on resume.
+
+    @classmethod
+    def for_config(
+        cls, config: PretrainConfig, tokenizer, split: str, seed: int, rank: int = 0, world_size: int = 1
+    ) -> CorruptedBatches:
+        """This process's endless batches of ``split`` for a run of ``config``: ``batch_size / world_size``
+        corrupted rows each."""
+        collator, raw_length = span_corruption_collator(
+            tokenizer, config.input_length, config.noise_density, config.mean_noise_span_length
+        )
+        return cls(
+            config.data,
+            split,
+            tokenizer,
+            collator,
+            raw_length,
+            config.batch_size // world_size,
+            seed,
+            rank,
+            world_size,
+            config.shuffle_block,
+        )
+
     def state_dict(self) -> dict:
         return {"position": self._state}
 
@@ -347,28 +371,12 @@ def _quiet_torchdata():
         yield
 
 
-def corrupted_batches(
-    config: PretrainConfig, tokenizer, split: str, seed: int, rank: int = 0, world_size: int = 1
-) -> CorruptedBatches:
-    """This process's endless batches of ``split``: ``batch_size / world_size`` corrupted rows each."""
-    collator, raw_length = span_corruption_collator(
-        tokenizer, config.input_length, config.noise_density, config.mean_noise_span_length
-    )
-    return CorruptedBatches(
-        config.data,
-        split,
-        tokenizer,
-        collator,
-        raw_length,
-        config.batch_size // world_size,
-        seed,
-        rank,
-        world_size,
-        config.shuffle_block,
-    )
-
-
 def held_out_batches(config: PretrainConfig, tokenizer, rank: int = 0, world_size: int = 1) -> list[dict]:
     """The fixed held-out batches a run evaluates on: ``eval_batches`` of the validation split, noise seed 0,
     read in this process (the same whatever data_workers is)."""
-    return list(islice(corrupted_batches(config, tokenizer, "validation", 0, rank, world_size), config.eval_batches))
+    return list(
+        islice(CorruptedBatches.for_config(config, tokenizer, "validation", 0, rank, world_size), config.eval_batches)
+    )
+
+
+corrupted_batches = deprecated_alias(CorruptedBatches.for_config, "course_utils.pretraining.data.corrupted_batches")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from .config import PretrainConfig
+from course_utils.pretraining.config import PretrainConfig
 
 # nanoT5's finding, in two runs: the same model, data and peak rate, with and without the RMS scaling.
 RACE = {"AdamW + RMS scaling": {"optimizer": "adamwscale"}, "plain AdamW": {"optimizer": "adamw"}}

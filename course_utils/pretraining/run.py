@@ -2,7 +2,7 @@
 logging, checkpoints and stop signals, in one object the loop calls (nanoT5's ``maybe_*``).
 
     with PretrainRun(config) as run:                      # Accelerate, TF32, SIGTERM handling, this run's peak
-        plan = run.plan_batch(model)                      # micro-batch and accumulation for this GPU's memory
+        plan = run.make_plan(model)                      # micro-batch and accumulation for this GPU's memory
         model, optimizer = run.prepare(model, optimizer, scheduler)   # onto the device; compiled where the plan says
         step, batches = run.start_data(model, tokenizer)  # 0, or a checkpoint's step restored; the workers start
         ...                                               # the loop: see loop.pretrain (notebook 04)
@@ -19,21 +19,30 @@ from __future__ import annotations
 
 import contextlib
 import math
+import warnings
 from pathlib import Path
 
-from ..hardware import resolve_precision, tf32
-from ..memory import reset_peak_memory
-from ..paths import repo_root
-from .checkpoints import StopSignals, maybe_resume, save_checkpoint
-from .config import PretrainConfig, PretrainPlan, PretrainResult, check_config, finished_run, plan, write_result
-from .data import batch_loader, corrupted_batches, held_out_batches, start_batches, stop_batches
+from course_utils.machinery.hardware import resolve_precision, tf32
+from course_utils.machinery.memory import reset_peak_memory
+from course_utils.machinery.paths import repo_root
+from course_utils.pretraining.checkpoints import StopSignals, maybe_resume, save_checkpoint
+from course_utils.pretraining.config import (
+    PretrainConfig,
+    PretrainPlan,
+    PretrainResult,
+    check_config,
+    finished_run,
+    plan,
+    write_result,
+)
+from course_utils.pretraining.data import CorruptedBatches, batch_loader, held_out_batches, start_batches, stop_batches
 
 
 class PretrainRun:
     """One pretraining run's support; ``with`` it, so that what it sets up (TF32, signal handlers, TensorBoard, the
     data workers) ends with it, and so does whatever it had set up when its set-up fails halfway."""
 
-    plan_for = staticmethod(plan)  # PretrainRun.plan_for(config, world_size, parameters, device): what plan_batch makes
+    plan_for = staticmethod(plan)  # PretrainRun.plan_for(config, world_size, parameters, device): what make_plan makes
 
     def __init__(self, config: PretrainConfig, echo=print):
         self.config, self.echo = config, echo  # the caller's config, never changed: the machine's choices are the plan
@@ -77,7 +86,7 @@ class PretrainRun:
     def __exit__(self, *exc) -> None:
         self._stack.close()  # the data workers stop, TensorBoard closes, the signals and TF32 are as they were
 
-    def plan_batch(self, model) -> PretrainPlan:
+    def make_plan(self, model) -> PretrainPlan:
         """The plan for this machine (``config.plan``): the micro-batch and the accumulation for this GPU's memory,
         the precision, compile and TF32; the run's result starts with it."""
         world = self.accelerator.num_processes
@@ -90,6 +99,15 @@ class PretrainRun:
             )
         self.result = PretrainResult(steps=0, processes=world, plan=self.plan)
         return self.plan
+
+    def plan_batch(self, model) -> PretrainPlan:
+        """Deprecated: the old name of ``make_plan`` (removed in the next release of the course)."""
+        warnings.warn(
+            "PretrainRun.plan_batch is now PretrainRun.make_plan; the old name goes in the next release of the course.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.make_plan(model)
 
     def prepare(self, model, optimizer, scheduler):
         """(model, optimizer) on the run's device, the model compiled where the plan says; the scheduler is
@@ -111,13 +129,18 @@ class PretrainRun:
         rank, world = self.accelerator.process_index, self.accelerator.num_processes
         # Not accelerator.prepare(loader): each process already reads its own share of the documents.
         self.loader = batch_loader(
-            corrupted_batches(self.config, tokenizer, "train", self.config.seed, rank, world),
+            CorruptedBatches.for_config(self.config, tokenizer, "train", self.config.seed, rank, world),
             self.config.data_workers,
             pin_memory=self.accelerator.device.type == "cuda",
         )
         self._stack.callback(stop_batches, self.loader)
         self.held_out = held_out_batches(self.config, tokenizer, rank, world)
-        step = maybe_resume(self, self.echo)
+        step, history = maybe_resume(self.accelerator, self.config, self.loader, self.echo)
+        if history:  # the losses, NLLs and timings of the steps before the checkpoint
+            result = self.result
+            result.train_losses, result.train_seconds = history.train_losses, history.train_seconds
+            result.timed_steps, result.first_step_seconds = history.timed_steps, history.first_step_seconds
+            result.eval_nll, result.eval_nll_other_input = history.eval_nll, history.eval_nll_other_input
         self.accelerator.init_trackers("tensorboard")
         batches = start_batches(self.loader)  # the workers start where they left off
         batches = self._first_checksummed(batches)
@@ -242,7 +265,7 @@ class PretrainRun:
         if not self.signals.requested(self.accelerator):
             return False
         self.result.stopped_by = self.signals.received or "a signal to another process"
-        path = save_checkpoint(self, step)
+        path = save_checkpoint(self.accelerator, self.config, self.loader, self.result, step)
         if self.accelerator.is_main_process:
             self.echo(
                 f"Stopped by {self.result.stopped_by} after step {step} of {self.config.total_steps}; checkpoint "
@@ -254,7 +277,7 @@ class PretrainRun:
         """A checkpoint every ``checkpoint_every`` steps and at the run's last step."""
         every = self.config.checkpoint_every
         if step == self.last_step or (every and step % every == 0):
-            save_checkpoint(self, step)
+            save_checkpoint(self.accelerator, self.config, self.loader, self.result, step)
 
     def finish(self, model, tokenizer) -> PretrainResult:
         """The result: seconds per step over the timed steps of every job; unless a signal stopped the run
@@ -293,7 +316,11 @@ def _gathered_checksum(accelerator, input_ids) -> list[int]:
 
 
 def split_rows(batch: dict, rows: int) -> list[dict]:
-    """``batch`` cut into parts of ``rows`` rows: a step's micro-batches (every tensor is (rows, length))."""
+    """``batch`` cut into parts of ``rows`` rows: a step's micro-batches (every tensor is (rows, length)).
+
+    The loop's ``train_step`` (lesson 04's cell, ``from_notebooks/pretraining_loop.py``) writes the same split inline
+    rather than calling this, because the lesson shows how a step is cut; ``tests/pretraining/test_run.py`` holds the two
+    to the same parts."""
     return [{key: value[i : i + rows] for key, value in batch.items()} for i in range(0, len(batch["labels"]), rows)]
 
 

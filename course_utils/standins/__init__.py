@@ -11,22 +11,13 @@ card and a MANIFEST.json with the fingerprints of the recipe, the code and the d
     python -m course_utils.standins --check              # exit 1 when one is stale or damaged
     python -m course_utils.standins --rebuild [NAME ...] # build again (resumable; about an hour on 2 cores)
 
-- ``specs``       what each stand-in is: its architecture and its stages
-- ``tokenizers``  the tokenizers, trained on the shipped data with the real models' conventions
-- ``corpus``      what each stage reads: documents, the mixture's tasks, the judging pairs
-- ``training``    the loop of the mixture, language-model and instruction stages: batches by step, checkpoints
-- ``build``       a stand-in built stage by stage, resumably, into its shipped folder
-- ``saved``       a model and its tokenizer loaded from and saved to a folder
-- ``evaluate``    its held-out figures, for its model card
-- ``card``        the model card (the Hub's README.md with a YAML header)
-- ``__main__``    the command: list, check or rebuild the shipped stand-ins
-- ``fingerprint`` what a build depends on (recipe, code, data) and whether a shipped stand-in still matches it
+The map of every module is ``course_utils/README.md``.
 
-Loading a shipped stand-in, and checking that it is whole, is ``course_utils.standin_files`` (``models`` uses it).
+Loading a shipped stand-in, and checking that it is whole, is ``course_utils.models_and_data.standin_files``.
 """
 
-from .specs import STANDINS, Stage, StandInSpec
-from .tokenizers import (
+from course_utils.standins.specs import STANDINS, Stage, StandInSpec
+from course_utils.standins.tokenizers import (
     QWEN_CHAT_TEMPLATE,
     corpus_files,
     iter_corpus,

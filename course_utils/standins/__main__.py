@@ -15,10 +15,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..offline import configure_offline
-from ..quiet import quiet_library_notices, quiet_progress_bars
-from ..standin_files import REBUILD, damaged_files, read_manifest, standins_dir
-from .specs import STANDINS
+from course_utils.machinery.offline import configure_offline
+from course_utils.machinery.quiet import quiet_library_notices, quiet_progress_bars
+from course_utils.models_and_data.standin_files import REBUILD, damaged_files, read_manifest, standins_dir
+from course_utils.standins.specs import STANDINS
 
 
 def parser() -> argparse.ArgumentParser:
@@ -33,7 +33,9 @@ def parser() -> argparse.ArgumentParser:
 
 def status(folder: Path) -> str:
     """One line on the stand-in in ``folder``: its size and whether it is whole and current."""
-    from .fingerprint import stale  # imports transformers: after main() has set the offline switches
+    from course_utils.standins.fingerprint import (
+        stale,  # imports transformers: after main() has set the offline switches
+    )
 
     if not (folder / "MANIFEST.json").exists():
         return f"{folder.name}: missing (build it: {REBUILD} {folder.name})"
@@ -56,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     quiet_library_notices()
     out = args.out or standins_dir()
     if args.rebuild is not None:
-        from .build import build  # imports transformers: after the offline switches are set
+        from course_utils.standins.build import build  # imports transformers: after the offline switches are set
 
         for name in args.rebuild or list(STANDINS):
             print(f"{name}: {build(name, out, seed=args.seed, work=args.work)}", flush=True)

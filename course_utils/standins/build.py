@@ -21,21 +21,26 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..standin_files import MANIFEST, file_hashes
-from . import corpus, fingerprint
-from .saved import load, save, store_in_float16
-from .specs import StandInSpec, Stage, spec
-from .tokenizers import corpus_files, iter_corpus, train_tokenizer
-from ..eval_setup import EvaluationConfig
-from ..paths import cache_dir
-from ..pretraining.config import PretrainConfig
-from ..pretraining.loop import pretrain
-from ..tokens import encode_documents, raw_rows
-from .card import model_card
-from .evaluate import held_out_figures
-from .training import block_batches, causal_batches, train
-from .training import chat_batches, chat_examples
-from .training import pair_batches
+from course_utils.from_notebooks.pretraining_loop import pretrain
+from course_utils.lessons.eval_setup import EvaluationConfig
+from course_utils.machinery.paths import cache_dir
+from course_utils.models_and_data.standin_files import MANIFEST, file_hashes
+from course_utils.models_and_data.tokens import encode_documents, raw_rows
+from course_utils.pretraining.config import PretrainConfig
+from course_utils.standins import corpus, fingerprint
+from course_utils.standins.card import model_card
+from course_utils.standins.evaluate import held_out_figures
+from course_utils.standins.saved import load, save, store_in_float16
+from course_utils.standins.specs import Stage, StandInSpec, spec
+from course_utils.standins.tokenizers import corpus_files, iter_corpus, train_tokenizer
+from course_utils.standins.training import (
+    block_batches,
+    causal_batches,
+    chat_batches,
+    chat_examples,
+    pair_batches,
+    train,
+)
 
 DONE = "STAGE.json"  # written into a stage's folder once its model is saved
 WEIGHT_FILES = ("model.safetensors",)
@@ -89,7 +94,7 @@ def architecture(standin: StandInSpec, folder: Path) -> Path:
 
 
 def span_corruption(standin: StandInSpec, stage: Stage, index: int, start: Path, folder: Path, progress: bool) -> dict:
-    """Lesson 04's pretraining run (``course_utils.pretraining.loop.pretrain``) from ``start``'s config: T5 v1.1
+    """Lesson 04's pretraining run (``course_utils.from_notebooks.pretraining_loop.pretrain``) from ``start``'s config: T5 v1.1
     on C4 alone, as Google's; T5-small and T5-base on the whole corpus, as T5 read C4 before its mixture."""
 
     if standin.name == "t5-v1_1-base":

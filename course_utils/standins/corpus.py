@@ -20,12 +20,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..paths import data_dir
-from ..evaluation import judge_messages
-from ..finetune import FinetuneConfig
-from ..sentiment_trainer import LABEL_WORDS
-from ..summarizers import T5_PREFIX
-from ..summarizers import strip_boilerplate
+from course_utils.from_notebooks.evaluation import judge_messages
+from course_utils.from_notebooks.sentiment_trainer import LABEL_WORDS
+from course_utils.from_notebooks.summarizers import T5_PREFIX, strip_boilerplate
+from course_utils.lessons.finetune import FinetuneConfig
+from course_utils.machinery.paths import data_dir
 
 # The files each objective reads, relative to data/. Their bytes are part of every stand-in's fingerprint.
 DOCUMENT_FILES = (

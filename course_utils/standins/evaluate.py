@@ -14,16 +14,21 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from . import corpus
-from .specs import StandInSpec
-from ..eval_setup import EvaluationConfig
-from ..evaluation import judge_messages, letter_judge
-from ..finetune import FinetuneConfig
-from ..rouge import aggregate, newline_sentences, score_pairs
-from ..sentiment_trainer import LABEL_WORDS, count_answer_tokens, generate_answers, score_answers
-from ..summarizers import summarize_t5
-from ..tokens import raw_rows
-from .saved import load
+from course_utils.from_notebooks.evaluation import judge_messages, letter_judge
+from course_utils.from_notebooks.sentiment_trainer import (
+    LABEL_WORDS,
+    count_answer_tokens,
+    generate_answers,
+    score_answers,
+)
+from course_utils.from_notebooks.summarizers import summarize_t5
+from course_utils.lessons.eval_setup import EvaluationConfig
+from course_utils.lessons.finetune import FinetuneConfig
+from course_utils.lessons.rouge import aggregate, newline_sentences, score_pairs
+from course_utils.models_and_data.tokens import raw_rows
+from course_utils.standins import corpus
+from course_utils.standins.saved import load
+from course_utils.standins.specs import StandInSpec
 
 
 def held_out_figures(standin: StandInSpec, path: Path) -> dict:

@@ -9,7 +9,7 @@ Three fingerprints (sha256, 16 hex digits) say what a build depends on:
   spec leaves the others' fingerprints as they were) and the lessons' texts the stand-ins learn (the prefixes, the
   label words, the judging prompt, the chat template);
 - **code**: the modules and functions that decide the weights (``CODE``), each parsed from its file and dumped
-  without its docstrings, so a comment or a docstring changes nothing but a changed line of code does; a function
+  without its docstrings and imports, so a comment, a docstring or a move changes nothing but a changed line of code does; a function
   keeps its fingerprint when it moves to another module (update ``CODE``, which says where to find it);
 - **data**: the bytes of every shipped file it reads.
 
@@ -26,16 +26,15 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..standin_files import read_manifest
-from . import corpus
-from .specs import StandInSpec, spec
-from ..eval_setup import EvaluationConfig
-from ..evaluation import JUDGE_PROMPT, JUDGE_SYSTEM
-from ..finetune import FinetuneConfig
-from ..sentiment_trainer import LABEL_WORDS
-from ..summarizers import T5_PREFIX
-from .tokenizers import QWEN_CHAT_TEMPLATE
-from .tokenizers import corpus_files
+from course_utils.from_notebooks.evaluation import JUDGE_PROMPT, JUDGE_SYSTEM
+from course_utils.from_notebooks.sentiment_trainer import LABEL_WORDS
+from course_utils.from_notebooks.summarizers import T5_PREFIX
+from course_utils.lessons.eval_setup import EvaluationConfig
+from course_utils.lessons.finetune import FinetuneConfig
+from course_utils.models_and_data.standin_files import read_manifest
+from course_utils.standins import corpus
+from course_utils.standins.specs import StandInSpec, spec
+from course_utils.standins.tokenizers import QWEN_CHAT_TEMPLATE, corpus_files
 
 PACKAGE = Path(__file__).resolve().parent.parent  # course_utils/
 # Where the code that decides a stand-in's weights lives: a module whole (None), or some of its functions. Not the
@@ -60,9 +59,9 @@ CODE = {
     "pretraining/data.py": None,
     "pretraining/optim.py": None,
     "pretraining/span_corruption.py": None,
-    "pretraining/loop.py": ("initial_model", "train_step", "pretrain"),
-    "models.py": ("seq2seq_from_config", "untie_output_layer", "publishes_tied_embeddings"),
-    "tokens.py": ("encode_documents", "cut_rows", "raw_rows"),
+    "from_notebooks/pretraining_loop.py": ("initial_model", "train_step", "pretrain"),
+    "models_and_data/models.py": ("seq2seq_from_config", "untie_output_layer", "publishes_tied_embeddings"),
+    "models_and_data/tokens.py": ("encode_documents", "cut_rows", "raw_rows"),
 }
 
 
@@ -75,11 +74,16 @@ def _digest(parts) -> str:
 
 
 def _without_docstrings(tree: ast.AST) -> str:
+    """The code of ``tree`` without its docstrings and its imports: where a name comes from is not what it computes,
+    so a module that moves, or imports another that moved, keeps its fingerprint."""
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
             if isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
                 node.body = body[1:] or [ast.Pass()]
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            node.body = [n for n in body if not isinstance(n, ast.Import | ast.ImportFrom)] or [ast.Pass()]
     return ast.dump(tree, annotate_fields=False)
 
 

@@ -16,8 +16,8 @@ import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ..paths import data_dir
-from ..tokens import T5_EXTRA_IDS
+from course_utils.machinery.paths import data_dir
+from course_utils.models_and_data.tokens import T5_EXTRA_IDS
 
 TOKENIZER_VOCAB_SIZE = 3000  # an upper bound: the sample corpus supports about 1,400 unigram pieces
 # Stand-ins whose tokenizer also learns from more of the shipped data (the others keep their vocabularies).

@@ -15,7 +15,8 @@ import os
 from pathlib import Path
 
 import numpy as np
-from ..pretraining.optim import build_scheduler
+
+from course_utils.pretraining.optim import build_scheduler
 
 CHECKPOINT = "checkpoint.pt"
 CHECKPOINT_EVERY = 250  # steps between checkpoints: at most a minute or two of work lost to a kill

@@ -313,7 +313,7 @@ def write_model_repo(name: str, folder: Path, texts: list[str]) -> None:
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
-    from course_utils.models import untie_output_layer
+    from course_utils.models_and_data.models import untie_output_layer
 
     published = PUBLISHED_CONFIGS[name]
     family = published["model_type"]

@@ -9,7 +9,7 @@
 3. Run ``HF_HUB_OFFLINE=1 course run --profile full --quick --labs`` from that cache, as a compute node
    without internet would: every lesson and lab at full architectures and settings, rows and steps capped.
    Without CUDA, ``REQUIRE_GPU=0`` lets the full profile run on the CPU.
-4. With CUDA, the GPU check at full sizes (``benchmarks/gpu_check.py``: the gpu tests, the matmul rate,
+4. With CUDA, the GPU node check at full sizes (``tools/gpu_check.py``: the gpu tests, the matmul rate,
    the t5-small fine-tune step at 16 x 512, the T5 v1.1 base pretraining step at batch 128 with bf16
    and compile, decoding steps). On a node without this environment, ``make gpu-check`` runs it alone.
 
@@ -93,7 +93,7 @@ def course(args: list[str], env: dict, log: Path, timeout: float | None = None) 
     """``course ARGS`` in this interpreter, output to ``log`` (and a tail on failure); its exit status."""
     with open(log, "w") as handle:
         done = subprocess.run(
-            [sys.executable, "-m", "course_utils.cli", *args],
+            [sys.executable, "-m", "course_utils.machinery.cli", *args],
             env=env,
             stdout=handle,
             stderr=subprocess.STDOUT,
@@ -148,14 +148,16 @@ def rehearse(work: Path, only: str = "", echo=print, repos: Path = REPOS) -> int
 
 
 def gpu_check(env: dict, work: Path, echo=print) -> int:
-    """The GPU check at full sizes, on the GPU; a line saying why not, without one."""
+    """The GPU node check at full sizes, on the GPU; a line saying why not, without one."""
     import torch
 
     if not torch.cuda.is_available():
-        echo("GPU check skipped: no CUDA GPU here (on a GPU node: make gpu-check; its --tiny form runs in the tests).")
+        echo(
+            "GPU node check skipped: no CUDA GPU here (on a GPU node: make gpu-check; its --tiny form runs in the tests)."
+        )
         return 0
     done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--out", str(work / "gpu_check")],
+        [sys.executable, str(ROOT / "tools" / "gpu_check.py"), "--out", str(work / "gpu_check")],
         env=env,
         cwd=ROOT,
         stdout=subprocess.PIPE,
