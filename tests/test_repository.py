@@ -216,3 +216,24 @@ def test_every_file_the_docs_and_comments_name_exists():
         }
     )
     assert not missing, missing
+
+
+def test_a_deprecation_in_the_course_or_a_library_it_calls_is_an_error_in_the_tests():
+    """pyproject.toml's filterwarnings: a FutureWarning or DeprecationWarning attributed to the course, a test, or
+    transformers, datasets, accelerate, peft, torch, evaluate or lm-eval fails the test that raised it."""
+    import warnings
+
+    for category, module in (
+        (FutureWarning, "transformers.modeling_utils"),
+        (DeprecationWarning, "course_utils.machinery.memory"),
+        (FutureWarning, "peft.peft_model"),
+        (DeprecationWarning, "torch.utils.data"),
+    ):
+        with pytest.raises(category):
+            warnings.warn_explicit("going away", category, "somewhere.py", 1, module=module)
+    from course_utils.machinery.memory import choose_accumulation  # an old name: it warns where it is called
+
+    with pytest.raises(FutureWarning, match="is now course_utils.machinery.memory.accumulation_steps"):
+        choose_accumulation(128, 1, 16)
+    with pytest.warns(DeprecationWarning):  # another library's own business stays a warning
+        warnings.warn_explicit("going away", DeprecationWarning, "somewhere.py", 1, module="jupyter_client.session")

@@ -15,7 +15,7 @@ from torch.utils.tensorboard import SummaryWriter
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
 from transformers.integrations import TensorBoardCallback
 
-from course_utils.lessons.generation import generate_in_order
+from course_utils.machinery.generation import generate_in_order
 
 LABEL_WORDS = ("negative", "positive")  # IMDB's label 0 and label 1
 

@@ -10,8 +10,8 @@ import re
 import torch
 
 from course_utils.from_notebooks.sentiment_trainer import generate_answers
-from course_utils.lessons.generation import generate_in_order
-from course_utils.lessons.rouge import newline_sentences
+from course_utils.machinery.generation import generate_in_order
+from course_utils.machinery.rouge import newline_sentences
 
 T5_PREFIX = "summarize: "
 # T5 was pretrained and fine-tuned on 512-token inputs. transformers 5 no longer knows that for

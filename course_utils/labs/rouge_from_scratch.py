@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from course_utils.from_notebooks.summarizers import lead_3 as course_lead_3
 from course_utils.labs.verdict import answer_check, close, compare_sequences, expect_type, fail, passed
-from course_utils.lessons.rouge import make_scorer
+from course_utils.machinery.rouge import make_scorer
 
 # (prediction, reference): empty sides, identical texts, repeated words, stemming, word order, punctuation, and a
 # prediction that repeats bigrams the reference has once (ROUGE-2 must clip them as ROUGE-1 clips words).

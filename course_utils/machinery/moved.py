@@ -40,8 +40,9 @@ MOVED_MODULES = {
             "memory",
             "metrics",
             "runner",
-            "launch",
             "cli",
+            "generation",
+            "rouge",
         )
     },
     **{
@@ -50,7 +51,7 @@ MOVED_MODULES = {
     },
     **{
         f"course_utils.{name}": f"course_utils.lessons.{name}"
-        for name in ("finetune", "launch", "zero", "generation", "rouge", "summary_setup", "eval_setup", "instruct")
+        for name in ("finetune", "launch", "zero", "summary_setup", "eval_setup", "instruct")
     },
     # the pretraining command's name before it was a folder
     "course_utils.pretrain": "course_utils.pretraining.__main__",

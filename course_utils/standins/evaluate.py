@@ -24,7 +24,7 @@ from course_utils.from_notebooks.sentiment_trainer import (
 from course_utils.from_notebooks.summarizers import summarize_t5
 from course_utils.lessons.eval_setup import EvaluationConfig
 from course_utils.lessons.finetune import FinetuneConfig
-from course_utils.lessons.rouge import aggregate, newline_sentences, score_pairs
+from course_utils.machinery.rouge import aggregate, newline_sentences, score_pairs
 from course_utils.models_and_data.tokens import raw_rows
 from course_utils.standins import corpus
 from course_utils.standins.saved import load

@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from course_utils.from_notebooks.summarizers import TLDR, gpt2_prompt, repeated_ngram_share, summarize_gpt2
-from course_utils.lessons.generation import length_sorted_batches
-from course_utils.lessons.rouge import newline_sentences
+from course_utils.machinery.generation import length_sorted_batches
+from course_utils.machinery.rouge import newline_sentences
 from course_utils.models_and_data.models import (
     load_model,
     load_tokenizer,

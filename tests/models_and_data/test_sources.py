@@ -1,4 +1,6 @@
-"""Where a data set's files are, and their checked reading (course_utils/models_and_data/sources.py): offline C4 from the prefetched shards."""
+"""Where a data set's files are, and their checked reading (course_utils/models_and_data/sources.py): offline C4 from
+the prefetched shards.
+"""
 
 import gzip
 import json

@@ -1,4 +1,6 @@
-"""The pretraining config and its plan (course_utils/pretraining/config.py): nanoT5's recipe, the profile's settings, the accumulation it plans, compile."""
+"""The pretraining config and its plan (course_utils/pretraining/config.py): nanoT5's recipe, the profile's settings,
+the accumulation it plans, compile.
+"""
 
 import pytest
 import torch

@@ -1,17 +1,17 @@
 """ROUGE-1/2/L/Lsum as an `evaluate` metric that loads from this folder, with no Hub access.
 
     import evaluate
-    rouge = evaluate.load(course_utils.lessons.rouge.rouge_metric_path())
+    rouge = evaluate.load(course_utils.machinery.rouge.rouge_metric_path())
     rouge.compute(predictions=[...], references=[...])   # {"rouge1": 0.41, ...}, mean F
 
-It scores with course_utils.lessons.rouge, that is with rouge-score. Unlike the Hub's "rouge" metric it stems by default and aggregates with a plain
+It scores with course_utils.machinery.rouge, that is with rouge-score. Unlike the Hub's "rouge" metric it stems by default and aggregates with a plain
 mean instead of an unseeded bootstrap, so the same inputs always give the same figures.
 """
 
 import datasets
 import evaluate
 
-from course_utils.lessons.rouge import ROUGE_TYPES, aggregate, check_pairs, score_pairs
+from course_utils.machinery.rouge import ROUGE_TYPES, aggregate, check_pairs, score_pairs
 
 
 class CourseRouge(evaluate.Metric):

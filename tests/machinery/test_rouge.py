@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from course_utils.lessons.rouge import aggregate, newline_sentences, rouge_metric_path, score_pairs, split_sentences
 from course_utils.machinery.paths import data_dir
+from course_utils.machinery.rouge import aggregate, newline_sentences, rouge_metric_path, score_pairs, split_sentences
 
 EDGE_CASES = [
     ("", ""),
