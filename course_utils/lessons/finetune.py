@@ -226,6 +226,8 @@ def with_accumulation_steps_that_fit(config: FinetuneConfig, parameters: int, an
     rows = config.per_device_batch_size * config.gradient_accumulation_steps
     tokens = config.max_source_length + answer_tokens
     steps = accumulation_steps_that_fit(rows, 1, parameters, tokens, config.precision)
+    if steps is None:  # no GPU: the batch as asked
+        return config
     return dataclasses.replace(config, per_device_batch_size=rows // steps, gradient_accumulation_steps=steps)
 
 

@@ -49,11 +49,12 @@ def accumulation_steps(rows_per_step: int, world_size: int, fitting_rows: int) -
 
 def accumulation_steps_that_fit(
     rows_per_step: int, world_size: int, parameters: int, tokens_per_row: int, precision: str
-) -> int:
-    """``accumulation_steps`` for this process's GPU (``rows_that_fit`` of its memory); 1 without a GPU."""
+) -> int | None:
+    """``accumulation_steps`` for this process's GPU (``rows_that_fit`` of its memory); None without a GPU, where
+    there is no memory to fit and the caller keeps what it was asked."""
     gib = gpu_gib()
     if not gib:
-        return 1
+        return None
     return accumulation_steps(rows_per_step, world_size, rows_that_fit(gib, parameters, tokens_per_row, precision))
 
 

@@ -105,7 +105,8 @@ def install() -> None:
 
 
 def deprecated_alias(new, old_name: str):
-    """``new`` under its old name ``old_name``, warning once per call site that names ``new``."""
+    """``new`` under its old name ``old_name``: the same arguments and result, with a FutureWarning at the caller's
+    line that names ``new``."""
 
     @functools.wraps(new)
     def alias(*args, **kwargs):

@@ -187,7 +187,7 @@ def planned_accumulation_steps(
     if config.gradient_accumulation_steps:
         return config.gradient_accumulation_steps
     tokens = config.input_length + collator_lengths(config)[1]
-    return accumulation_steps_that_fit(config.batch_size, world_size, parameters, tokens, precision)
+    return accumulation_steps_that_fit(config.batch_size, world_size, parameters, tokens, precision) or 1
 
 
 def collator_lengths(config: PretrainConfig) -> tuple[int, int]:

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import math
-import warnings
 from pathlib import Path
 
 from course_utils.machinery.hardware import resolve_precision, tf32
 from course_utils.machinery.memory import reset_peak_memory
+from course_utils.machinery.moved import deprecated_alias
 from course_utils.machinery.paths import repo_root
 from course_utils.pretraining.checkpoints import StopSignals, maybe_resume, save_checkpoint
 from course_utils.pretraining.config import (
@@ -100,14 +100,7 @@ class PretrainRun:
         self.result = PretrainResult(steps=0, processes=world, plan=self.plan)
         return self.plan
 
-    def plan_batch(self, model) -> PretrainPlan:
-        """Deprecated: the old name of ``make_plan`` (removed in the next release of the course)."""
-        warnings.warn(
-            "PretrainRun.plan_batch is now PretrainRun.make_plan; the old name goes in the next release of the course.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return self.make_plan(model)
+    plan_batch = deprecated_alias(make_plan, "course_utils.pretraining.run.PretrainRun.plan_batch")
 
     def prepare(self, model, optimizer, scheduler):
         """(model, optimizer) on the run's device, the model compiled where the plan says; the scheduler is

@@ -1,5 +1,6 @@
 """The launchable fine-tune: config, precision rules, TensorBoard events, save/reload, CLI."""
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -222,3 +223,5 @@ def test_the_payoff_fine_tune_of_t5_v1_1_base_is_cut_to_fit_a_16_gb_card_in_fp32
     assert with_accumulation_steps_that_fit(fp32, 60_506_624, 3) == fp32  # t5-small fits as it is
     monkeypatch.setattr(memory, "gpu_gib", lambda: 0.0)
     assert with_accumulation_steps_that_fit(fp32, T5_V11_BASE, 3) == fp32  # no GPU: unchanged
+    accumulating = dataclasses.replace(fp32, per_device_batch_size=8, gradient_accumulation_steps=2)
+    assert with_accumulation_steps_that_fit(accumulating, T5_V11_BASE, 3) == accumulating  # an asked-for split too

@@ -55,3 +55,20 @@ def test_a_renamed_function_keeps_its_old_name_with_a_warning():
     with pytest.warns(FutureWarning, match=r"course_utils.somewhere.old_name is now .*new_name"):
         assert old(1, y=2) == 3
     assert old.__name__ == "old_name" and "Deprecated" in old.__doc__
+
+
+def test_every_renamed_function_keeps_its_old_name_as_an_alias_of_the_new_one():
+    from course_utils.lessons import finetune
+    from course_utils.machinery import memory
+    from course_utils.pretraining import config, data, run
+
+    renamed = {
+        memory.choose_accumulation: memory.accumulation_steps,
+        config.choose_accumulation_steps: config.planned_accumulation_steps,
+        finetune.fitting_batch: finetune.with_accumulation_steps_that_fit,
+        finetune.run: finetune.fine_tune,
+        data.corrupted_batches: data.CorruptedBatches.for_config,
+        run.PretrainRun.plan_batch: run.PretrainRun.make_plan,
+    }
+    for old, new in renamed.items():
+        assert old.__wrapped__ == new and old.__doc__.startswith("Deprecated"), old.__name__
