@@ -1,5 +1,6 @@
 # The course's two commands (README, "Quick start"); each creates .venv first if it is missing.
 #   make course   run every notebook in the smoke profile -> outputs/smoke/report.md
+#   make site     the smoke run that `make course` wrote, as a static website -> outputs/smoke/site/index.html
 #   make test     ruff, then in two lanes (LANES) the unit tests, the full-profile rehearsal and every notebook and
 #                 lab solution under nbval, all offline (it installs Debian's chromium for the labs' browser test if
 #                 it is missing)
@@ -28,7 +29,7 @@ STAMP := $(VENV)/.installed
 HUB_VENV := .venv-hub
 HUB_STAMP := $(HUB_VENV)/.installed
 
-.PHONY: course test test-fast test-latest install hub-venv rehearse benchmark clean-outputs wheels gpu-check node-venv \
+.PHONY: course site test test-fast test-latest install hub-venv rehearse benchmark clean-outputs wheels gpu-check node-venv \
 	gpu-check-rehearsal
 
 $(STAMP): pyproject.toml
@@ -55,6 +56,10 @@ rehearse: $(STAMP) $(HUB_STAMP)
 
 course: $(STAMP)
 	$(BIN)/course run --profile smoke
+
+# Builds from what `make course` wrote and executes nothing; it names `make course` when that run is missing.
+site: $(STAMP)
+	$(BIN)/course site --profile smoke
 
 # nbval's flags here, not in pyproject.toml: pytest alone must run tests/test_gpu.py on a bare GPU node.
 NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=900

@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 GUARD_DIR = Path(__file__).resolve().parent / "netguard"
 LESSONS = ROOT / "notebooks"  # the lesson notebooks themselves; the labs' solutions are in notebooks/labs/
 POINTS = "tests/test_lesson_points.py"  # reads what the lessons wrote: after them, in their lane
+SITE = "tests/test_site.py"  # builds the course's site from the lessons nbval ran: after them too, in their lane
+AFTER_THE_LESSONS = (POINTS, SITE)
 LESSONS_COLLECTED = pytest.StashKey[bool]()  # whether this session runs the lesson notebooks
 collect_ignore = ["fixtures", "netguard", "rehearsal"]
 
@@ -80,7 +82,7 @@ def unit_of(path: str) -> str:
     """Where a test runs with make test's lanes: the lessons are one unit, run in order on one worker (05 reads
     what 01, 02, 03 and 04 wrote), and the test of their points joins it; any other file is a unit of its own (a
     notebook's cells share a kernel, a module's tests their fixtures)."""
-    return "lessons" if (ROOT / path).parent == LESSONS or path == POINTS else path
+    return "lessons" if (ROOT / path).parent == LESSONS or path in AFTER_THE_LESSONS else path
 
 
 @pytest.hookimpl(optionalhook=True)  # a GPU node runs pytest without pytest-xdist
@@ -102,17 +104,17 @@ def lane_order(path: str) -> int:
     """The lessons first, the rehearsal next, then the rest: the scheduler hands out units in the workers'
     order (with --no-loadscope-reorder), so each lane starts on one of the two long ones."""
     if unit_of(path) == "lessons":
-        return 1 if path == POINTS else 0  # the test of their points after the lessons, in their lane
+        return 1 if path in AFTER_THE_LESSONS else 0  # the tests of what they wrote after them, in their lane
     return 2 if path == "tests/test_rehearsal.py" else 3
 
 
 def after_the_lessons(path: str) -> bool:
-    return path == POINTS
+    return path in AFTER_THE_LESSONS
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """The test of the lessons' points after the lessons, in every run; in a worker, the items in lane_order too.
+    """The tests of what the lessons wrote after the lessons, in every run; in a worker, the items in lane_order too.
     Both sorts are stable, so each unit keeps its own order."""
     paths = [os.path.relpath(item.path, ROOT) for item in items]
     config.stash[LESSONS_COLLECTED] = any((ROOT / p).parent == LESSONS for p in paths)
@@ -125,8 +127,13 @@ def pytest_collection_modifyitems(config, items):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     """A cell nbval ran must not show noise (tests/output_rules.py): the check runs on the smoke notebooks and the
-    labs' solutions as nbval executes them, so it costs no run of its own."""
-    result = yield
+    labs' solutions as nbval executes them, so it costs no run of its own. A lesson's cells are also kept, with
+    their outputs, as the executed notebook (record_lesson_cell), failed or not."""
+    try:
+        result = yield
+    finally:
+        if getattr(item, "test_outputs", None) is not None and Path(item.path).parent == LESSONS:
+            record_lesson_cell(item)
     outputs = getattr(item, "test_outputs", None)  # nbval's cell items keep the cell's outputs
     if outputs:
         from output_rules import noise
@@ -135,6 +142,34 @@ def pytest_runtest_call(item):
         if problems:
             raise AssertionError(f"{item.name} shows what a student should not read past: " + "; ".join(problems))
     return result
+
+
+_RUN_PROVENANCE: dict = {}
+
+
+def record_lesson_cell(item) -> None:
+    """Write the lesson nbval is running, with the outputs of its cells so far, to the session's output folder, as
+    `course run` writes it (stamped with provenance.stamp), so that tests/test_site.py can build the course's site
+    from this very run. Written after every cell: a notebook that stops shows where."""
+    import time
+
+    import nbformat
+
+    from course_utils.machinery.provenance import run_provenance, stamp
+
+    notebook_item = item.parent
+    if not _RUN_PROVENANCE:
+        _RUN_PROVENANCE.update(run_provenance("smoke"))
+    if not hasattr(notebook_item, "course_started"):
+        notebook_item.course_started, notebook_item.course_count = time.perf_counter(), 0
+    notebook_item.course_count += 1
+    item.cell.outputs = [nbformat.from_dict(output) for output in item.test_outputs]
+    item.cell.execution_count = notebook_item.course_count
+    seconds = round(time.perf_counter() - notebook_item.course_started, 1)
+    stamp(notebook_item.nb, {**_RUN_PROVENANCE, "seconds": seconds})
+    folder = Path(os.environ["COURSE_OUTPUT_DIR"])
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook_item.nb, folder / Path(item.path).name)
 
 
 def pytest_report_header(config):

@@ -25,19 +25,8 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import labs  # noqa: E402 - tools/labs.py (tools/ is no package)
+from chromium import launch, require_chromium  # noqa: E402
 
-CHROMIUM = Path("/usr/bin/chromium")
-# Chromium's own calls home are refused on a closed network, many at a time: switch them off.
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
 WRONG_TASK_1 = """    d, inner = config.d_model, config.num_heads * config.d_kv
     encoder_layer = 4 * d * inner + 2 * d * config.d_ff + 2 * d
     decoder_layer = 8 * d * inner + 2 * d * config.d_ff + 3 * d
@@ -67,10 +56,7 @@ def lab_with_a_wrong_answer(folder: Path) -> Path:
 
 @pytest.fixture
 def jupyterlab(tmp_path):
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"{CHROMIUM} is missing: `make test` installs Debian's chromium package (apt-get install chromium)."
-        )
+    require_chromium()
     port, token = free_port(), secrets.token_hex(16)
     root = tmp_path / "labs"
     root.mkdir()
@@ -132,7 +118,7 @@ def test_a_student_lab_runs_in_chromium_and_shows_the_checks_verdict(jupyterlab)
     shots.mkdir(parents=True, exist_ok=True)
     shot = shots / "lab_00L_check_in_jupyterlab.png"
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        browser = launch(p)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         try:
             page.goto(url)

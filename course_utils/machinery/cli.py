@@ -5,6 +5,7 @@ course run --profile full --only 01,03  # two lessons on a GPU node
 course run --profile full --quick       # every lesson at full size, rows and steps capped: minutes
 course run --labs --only 01L            # the lab solutions too (instructors), here lab 01L alone
 course prefetch --profile full          # fill the Hugging Face cache before going offline
+course site                             # the smoke run as a website: outputs/smoke/site/index.html
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from course_utils.machinery.offline import MissingAssetError
 from course_utils.machinery.paths import notebooks_dir, output_dir
 from course_utils.machinery.profiles import PROFILE_NAMES, get_profile
 from course_utils.machinery.runner import find_notebooks, run_course, write_report
+from course_utils.machinery.site import SiteError, SiteSettings, build_site
 from course_utils.models_and_data.hub import check_offline_assets, prefetch
 
 
@@ -66,6 +68,31 @@ def _parser() -> argparse.ArgumentParser:
         "checks a cluster in minutes before the long run",
     )
 
+    site = sub.add_parser("site", help="build a static website from what `course run` wrote (executes nothing)")
+    site.add_argument(
+        "--profile",
+        choices=PROFILE_NAMES,
+        default=default_profile,
+        help="the run to publish: smoke (default) or full",
+    )
+    site.add_argument(
+        "--output-dir",
+        type=Path,
+        default=None,
+        help="the run's folder (default: outputs/<profile>); the site goes into its site/ folder",
+    )
+    site.add_argument(
+        "--with-solutions",
+        action="store_true",
+        help="also publish the labs' solutions, as `course run --labs` executed them",
+    )
+    site.add_argument(
+        "--source-url",
+        default=None,
+        help="where the repository's files are online, e.g. https://github.com/ORG/REPO/blob/main; "
+        "links to them (course_utils/, data/README.md) go there, and are shown as plain paths without it",
+    )
+
     pre = sub.add_parser("prefetch", help="download the Hub models and data sets a profile needs")
     pre.add_argument(
         "--profile",
@@ -105,9 +132,24 @@ def _prefetch(args) -> int:
     return 0
 
 
+def _site(args) -> int:
+    settings = SiteSettings.for_profile(
+        args.profile,
+        output_dir(args.profile, args.output_dir),
+        with_solutions=args.with_solutions,
+        source_url=args.source_url,
+    )
+    try:
+        build_site(settings)
+    except SiteError as err:
+        print(f"course site: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    return {"run": _run, "prefetch": _prefetch}[args.command](args)
+    return {"run": _run, "prefetch": _prefetch, "site": _site}[args.command](args)
 
 
 if __name__ == "__main__":

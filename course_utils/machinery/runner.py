@@ -21,6 +21,7 @@ from pathlib import Path
 
 from course_utils.machinery.configs import InputError
 from course_utils.machinery.metrics import forget_metrics, read_metrics
+from course_utils.machinery.provenance import run_provenance, stamp
 
 REPORT_FILE = "report.md"
 KERNEL_NAME = "course-python"  # a kernelspec of our own: "python3" may name another interpreter
@@ -131,9 +132,16 @@ def this_interpreter_kernel(folder: Path) -> dict[str, str]:
 
 
 def run_notebook(
-    path: Path, output_path: Path, parameters: dict, cell_timeout: int | None, progress: bool
+    path: Path,
+    output_path: Path,
+    parameters: dict,
+    cell_timeout: int | None,
+    progress: bool,
+    provenance: dict | None = None,
 ) -> NotebookResult:
-    """Execute one notebook into ``output_path``; never raises for an error inside the notebook."""
+    """Execute one notebook into ``output_path``; never raises for an error inside the notebook. ``provenance``
+    (``provenance.run_provenance``) is stamped into the executed copy, failed or not."""
+    import nbformat
     import papermill  # imported here so that `course --help` stays fast
 
     start = time.perf_counter()
@@ -150,6 +158,10 @@ def run_notebook(
         )
     except Exception as exc:  # noqa: BLE001 - any failure is reported, then the run goes on
         failure = _failure_from(exc)
+    if provenance is not None and output_path.exists():
+        executed = nbformat.read(output_path, as_version=4)
+        stamp(executed, {**provenance, "seconds": round(time.perf_counter() - start, 1)})
+        nbformat.write(executed, output_path)
     return NotebookResult(path.stem, output_path, time.perf_counter() - start, failure)
 
 
@@ -179,6 +191,7 @@ def run_course(
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
     results = []
+    provenance = run_provenance(profile_name, quick)
     with (
         tempfile.TemporaryDirectory(prefix="course-kernel-") as kernels,
         _kernel_environment({**env, **this_interpreter_kernel(Path(kernels))}),
@@ -186,7 +199,7 @@ def run_course(
         for i, path in enumerate(notebooks, start=1):
             echo(f"[{i}/{len(notebooks)}] {path.stem} ...", flush=True)
             params = {"PROFILE": profile_name, "OUTPUT_DIR": str(output_dir), "QUICK": "1" if quick else "0"}
-            result = run_notebook(path, output_dir / path.name, params, cell_timeout, progress)
+            result = run_notebook(path, output_dir / path.name, params, cell_timeout, progress, provenance)
             status = "ok" if result.ok else f"FAILED at {result.failure.describe()}"
             echo(f"[{i}/{len(notebooks)}] {path.stem}: {status} ({result.seconds:.1f} s)", flush=True)
             results.append(result)
@@ -199,16 +212,18 @@ def _format_value(value) -> str:
     return str(value)
 
 
-def render_report(results: list[NotebookResult], metrics: dict, profile_name: str, quick: bool = False) -> str:
+def render_report(
+    results: list[NotebookResult], metrics: dict, profile_name: str, quick: bool = False, when: str | None = None
+) -> str:
     """The markdown report: a summary table, each notebook's figures, then the failures. The labs' time is
-    counted apart from the lessons'."""
+    counted apart from the lessons'. ``when`` the notebooks ran (default: now)."""
     failed = [r for r in results if not r.ok]
     total = sum(r.seconds for r in results)
     labs_total = sum(r.seconds for r in results if is_lab(r.name))
     split = (
         f" (lessons {total - labs_total:.1f} s, labs {labs_total:.1f} s)" if labs_total and labs_total != total else ""
     )
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = when or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     title = f"# Course run: profile `{profile_name}`" + (", quick" if quick else "")
     note = (
         [
@@ -224,7 +239,7 @@ def render_report(results: list[NotebookResult], metrics: dict, profile_name: st
         title,
         "",
         *note,
-        f"{stamp}. {len(results)} notebook(s), {len(failed)} failed, {total:.1f} s in all{split}.",
+        f"{when}. {len(results)} notebook(s), {len(failed)} failed, {total:.1f} s in all{split}.",
         "",
         "| notebook | status | time (s) | figures |",
         "|---|---|---:|---:|",
