@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import ROOT, lane_order, pytest_xdist_make_scheduler, share_the_cores
+from conftest import AFTER_THE_LESSONS, ROOT, lane_order, pytest_xdist_make_scheduler, share_the_cores
 from xdist.remote import Producer
 
 from course_utils.machinery.runner import find_notebooks, is_lab
@@ -69,6 +69,8 @@ def test_the_lessons_go_in_order_to_one_worker_and_the_rehearsal_to_the_other():
     first, second = scheduled(in_lane_order)
     lessons = [nodeid for nodeid in collected if nodeid.split("::")[0] in LESSON_NOTEBOOKS]
     assert first[: len(lessons)] == lessons  # 00 to 05, each notebook's cells in order, all on one worker
+    after = [f"{path}::{name}" for path in AFTER_THE_LESSONS for name in ("a", "b")]
+    assert first[len(lessons) : len(lessons) + len(after)] == after  # then what reads their outputs, in their lane
     assert second[:2] == ["tests/test_rehearsal.py::a", "tests/test_rehearsal.py::b"]
     files_of = [{nodeid.split("::")[0] for nodeid in lane} for lane in (first, second)]
     assert not files_of[0] & files_of[1]  # no file split between the workers

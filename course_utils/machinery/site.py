@@ -339,6 +339,9 @@ def sphinx_settings(settings: SiteSettings) -> dict:
         "html_favicon": FAVICON,  # written into the source folder: a browser asks for one
         "html_show_sphinx": False,
         "html_copy_source": False,
+        # Search results without each page's summary: the summary is fetched, and a page opened from disk may not
+        # fetch another (Chromium refuses file:// requests), so the search would fail there.
+        "html_show_search_summary": False,
         "html_last_updated_fmt": None,
         "exclude_patterns": ["notebooks/labs/download/**", "_course/**"],
         "nb_execution_mode": "off",  # the pages show the run; nothing is executed
