@@ -139,15 +139,22 @@ def test_no_module_imports_itself_through_others():
 
 
 def test_the_folders_use_each_other_as_the_map_says():
-    """course_utils/README.md: machinery/ at the bottom (only its `cli` reaches models_and_data/), models_and_data/
-    on machinery/ alone, and nothing of the package imports labs/ or standins/."""
+    """course_utils/README.md: machinery/ at the bottom (only its `cli` reaches up, to models_and_data/hub for
+    `course prefetch` and to labs/grading for `course grade`), models_and_data/ on machinery/ alone, and nothing else
+    of the package imports labs/ or standins/."""
     imports = package_imports()
     drawn = folders(imports)
     assert drawn["models_and_data"] == {"machinery"}
     reaching_up = {m for m, targets in imports.items() if m.startswith("machinery.") and folders({m: targets})}
     reaching_up = {m for m in reaching_up if folders({m: imports[m]})["machinery"]}
-    assert reaching_up == {"machinery.cli"} and drawn["machinery"] == {"models_and_data"}
-    assert not any({"labs", "standins"} & used for folder, used in drawn.items() if folder not in ("labs", "standins"))
+    assert reaching_up == {"machinery.cli"} and drawn["machinery"] == {"models_and_data", "labs"}
+    assert {t for t in imports["machinery.cli"] if not t.startswith("machinery.")} == {
+        "models_and_data.hub",
+        "labs.grading",
+    }
+    assert not any(
+        {"labs", "standins"} & used for folder, used in drawn.items() if folder not in ("labs", "standins", "machinery")
+    )
 
 
 def test_the_import_reader_follows_every_form_of_import():

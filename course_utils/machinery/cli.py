@@ -6,6 +6,7 @@ course run --profile full --quick       # every lesson at full size, rows and st
 course run --labs --only 01L            # the lab solutions too (instructors), here lab 01L alone
 course prefetch --profile full          # fill the Hugging Face cache before going offline
 course site                             # the smoke run as a website: outputs/smoke/site/index.html
+course grade 03L submissions/ --jobs 2  # a class's lab notebooks, graded in a sandbox: outputs/grades/03L/
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import os
 import sys
 from pathlib import Path
 
+from course_utils.labs.grading import GradeSettings, grade
 from course_utils.machinery.configs import InputError
 from course_utils.machinery.offline import MissingAssetError
-from course_utils.machinery.paths import notebooks_dir, output_dir
+from course_utils.machinery.paths import notebooks_dir, output_dir, repo_root
 from course_utils.machinery.profiles import PROFILE_NAMES, get_profile
 from course_utils.machinery.runner import find_notebooks, run_course, write_report
 from course_utils.machinery.site import SiteError, SiteSettings, build_site
@@ -93,6 +95,23 @@ def _parser() -> argparse.ArgumentParser:
         "links to them (course_utils/, data/README.md) go there, and are shown as plain paths without it",
     )
 
+    grade = sub.add_parser("grade", help="grade a class's submissions of a lab with the course's checks, sandboxed")
+    grade.add_argument("lab", help="the lab, e.g. 03L")
+    grade.add_argument(
+        "submissions", type=Path, help="a folder of .ipynb files, or of one folder per student, or a .zip export"
+    )
+    grade.add_argument(
+        "--profile", choices=PROFILE_NAMES, default=default_profile, help="the profile the labs run in (smoke)"
+    )
+    grade.add_argument("--jobs", type=int, default=None, help="submissions graded at once (default: the cores)")
+    grade.add_argument("--timeout", type=int, default=None, help="seconds a submission may take (default: profile)")
+    grade.add_argument("--cell-timeout", type=int, default=None, help="seconds a cell may take (default: profile)")
+    grade.add_argument("--memory-gib", type=float, default=None, help="a submission's memory cap (default: profile)")
+    grade.add_argument("--force", action="store_true", help="grade again what an earlier run graded")
+    grade.add_argument(
+        "--output-dir", type=Path, default=None, help="where the gradebook goes (default: outputs/grades/<lab>)"
+    )
+
     pre = sub.add_parser("prefetch", help="download the Hub models and data sets a profile needs")
     pre.add_argument(
         "--profile",
@@ -147,9 +166,30 @@ def _site(args) -> int:
     return 0
 
 
+def _grade(args) -> int:
+    limits = get_profile(args.profile).grading
+    settings = GradeSettings(
+        lab=args.lab,
+        submissions=args.submissions,
+        out_dir=args.output_dir or repo_root() / "outputs" / "grades" / args.lab,
+        jobs=args.jobs or len(os.sched_getaffinity(0)),
+        timeout_s=args.timeout or limits["timeout_s"],
+        cell_timeout_s=args.cell_timeout or limits["cell_timeout_s"],
+        memory_gib=args.memory_gib or limits["memory_gib"],
+        profile=args.profile,
+        force=args.force,
+    )
+    try:
+        grade(settings)
+    except InputError as err:
+        print(f"course grade: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    return {"run": _run, "prefetch": _prefetch, "site": _site}[args.command](args)
+    return {"run": _run, "prefetch": _prefetch, "site": _site, "grade": _grade}[args.command](args)
 
 
 if __name__ == "__main__":

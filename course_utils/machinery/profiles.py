@@ -79,6 +79,9 @@ class Profile:
     # Lesson 04's fine-tunes: lesson 01's recipe (profile.finetune) with these changes. Pretraining pays most where
     # labels are few. Full: none, lesson 01's recipe as it is.
     payoff_finetune: dict = field(default_factory=dict)
+    # `course grade`: each submission's time limit, each cell's, and its memory cap. Full: lab 01L trains Pythia-70m
+    # on 4,000 examples, minutes on a GPU; smoke: a lab runs in under a minute on 2 cores.
+    grading: dict = field(default_factory=lambda: dict(timeout_s=1800, cell_timeout_s=900, memory_gib=32.0))
     # C4 en is hundreds of GB; prefetch takes this many of its 1,024 train shards
     # (about 356k documents each) for clusters that must run offline.
     c4_prefetch_train_shards: int = 8
@@ -127,6 +130,8 @@ def _smoke() -> Profile:
         released_weights="standin:t5-v1_1-base",
         # Few labels, where pretraining should pay most: 400 reviews for 5 epochs (125 steps) at a random start's rate.
         payoff_finetune=dict(max_train_rows=400, num_train_epochs=5.0, learning_rate=6e-3),
+        # A smoke lab runs in under a minute on 2 cores; a submission gets five, a cell two, and 8 GiB.
+        grading=dict(timeout_s=300, cell_timeout_s=120, memory_gib=8.0),
         # The random-weight stand-in learns the shipped instructions' answer shapes at a large rate: 540 examples
         # for 4 epochs of 16, 136 steps, a few seconds on 2 cores; 40 held out for ROUGE.
         instruction=dict(
