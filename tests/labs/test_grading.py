@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -174,7 +175,7 @@ def snapshot(root: Path) -> dict[str, tuple[int, int]]:
 def grade_class(lab: str, folder: Path, out: Path, *extra) -> subprocess.CompletedProcess:
     command = course_command(
         "grade", lab, folder, "--output-dir", out, "--jobs", 2, "--cell-timeout", CELL_TIMEOUT,
-        "--timeout", 240, "--memory-gib", MEMORY_GIB, *extra,
+        "--memory-gib", MEMORY_GIB, *(extra or ("--timeout", 240)),
     )  # fmt: skip
     return subprocess.run(command, capture_output=True, text=True, timeout=1800)
 
@@ -268,3 +269,21 @@ def test_a_question_takes_only_the_letter_from_the_submission():
 
 if __name__ == "__main__":  # python tests/labs/test_grading.py DIR: write the class there, to look at
     print(fixture_class(Path(sys.argv[1]), 9))
+
+
+def test_a_submission_that_outlasts_its_time_limit_is_stopped_and_keeps_what_it_earned(tmp_path):
+    """A loop that swallows the cell's alarm: only the submission's own limit stops it (its process group killed)."""
+    stubborn = with_source(
+        notebook("00L", True),
+        answer_cells("00L")[1],
+        "import time\nwhile True:\n    try:\n        time.sleep(1)\n    except BaseException:\n        pass",
+    )
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "stubborn.ipynb").write_text(json.dumps(stubborn))
+    start = time.monotonic()
+    result = grade_class("00L", tmp_path / "class", tmp_path / "grades", "--timeout", 45)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert time.monotonic() - start < 120
+    (row,) = csv.DictReader(open(tmp_path / "grades" / "grades.csv"))
+    assert row["parameter_count"] == "1" and row["total"] == "1", row
+    assert row["note"].startswith("stopped after the 45 s a submission may take at cell"), row["note"]
