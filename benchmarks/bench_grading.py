@@ -41,8 +41,8 @@ def write_class(folder: Path, students: int) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--students", type=int, default=40)
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--students", type=int, default=40, help="submissions in the class")
+    parser.add_argument("--jobs", type=int, default=2, help="submissions graded at once")
     args = parser.parse_args()
     print(f"lab 00L, {args.students} submissions, --jobs {args.jobs}, on {len(os.sched_getaffinity(0))} cores")
     with tempfile.TemporaryDirectory() as folder:

@@ -27,8 +27,10 @@ from course_utils.machinery.site import SITE_FOLDER, lesson_names
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--run-dir", type=Path, default=repo_root() / "outputs" / "smoke")
+    parser.add_argument("--runs", type=int, default=3, help="builds, each from a fresh copy")
+    parser.add_argument(
+        "--run-dir", type=Path, default=repo_root() / "outputs" / "smoke", help="a complete smoke run (make course)"
+    )
     args = parser.parse_args()
     cores = len(os.sched_getaffinity(0))
     print(f"site of the smoke run in {args.run_dir}, built {args.runs} times on {cores} cores")

@@ -1,4 +1,4 @@
-"""Debian's Chromium, as the browser tests drive it through Playwright (tests/test_browser.py, tests/test_site.py).
+"""Debian's Chromium, as the browser tests drive it through Playwright (tests/test_browser.py, tests/test_site_in_browser.py).
 
 browser = launch(playwright)     # fails the test, naming the package, when Chromium is missing
 """

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GUARD_DIR = Path(__file__).resolve().parent / "netguard"
 LESSONS = ROOT / "notebooks"  # the lesson notebooks themselves; the labs' solutions are in notebooks/labs/
 POINTS = "tests/test_lesson_points.py"  # reads what the lessons wrote: after them, in their lane
-SITE = "tests/test_site.py"  # builds the course's site from the lessons nbval ran: after them too, in their lane
+SITE = "tests/test_site_in_browser.py"  # builds the course's site from the lessons nbval ran: after them too, in their lane
 AFTER_THE_LESSONS = (POINTS, SITE)
 LESSONS_COLLECTED = pytest.StashKey[bool]()  # whether this session runs the lesson notebooks
 collect_ignore = ["fixtures", "netguard", "rehearsal"]
@@ -149,7 +149,7 @@ _RUN_PROVENANCE: dict = {}
 
 def record_lesson_cell(item) -> None:
     """Write the lesson nbval is running, with the outputs of its cells so far, to the session's output folder, as
-    `course run` writes it (stamped with provenance.stamp), so that tests/test_site.py can build the course's site
+    `course run` writes it (stamped with provenance.stamp), so that tests/test_site_in_browser.py can build the course's site
     from this very run. Written after every cell: a notebook that stops shows where."""
     import time
 

@@ -158,6 +158,11 @@ def read_lab(lab: str) -> Lab:
     return Lab(lab, path, notebook, items, roles, item_of_cell, task_of_cell)
 
 
+def submission_fingerprint(path: Path | None, note: str) -> str:
+    """What a submission handed in: its bytes, or the reason there is nothing to read."""
+    return hashlib.sha256(path.read_bytes() if path is not None else note.encode()).hexdigest()[:16]
+
+
 def checks_fingerprint(lab: Lab) -> str:
     """What the verdicts depend on: the lab's student copy and the checks' code (labs/*.py)."""
     digest = hashlib.sha256(lab.path.read_bytes())
@@ -560,10 +565,10 @@ def grade(settings: GradeSettings, echo=print) -> list[Outcome]:
             previous = saved / f"{student}.json"
             if previous.exists() and not settings.force:
                 earlier = Outcome.from_json(json.loads(previous.read_text(encoding="utf-8")))
-                if earlier.fingerprint == fingerprint:
+                if earlier.fingerprint == fingerprint and earlier.submitted == submission_fingerprint(path, note):
                     outcomes[student] = earlier
                     continue
-                regraded += 1
+                regraded += earlier.fingerprint != fingerprint
             todo.append((student, path, note))
         echo(
             f"Lab {lab.name}: {len(found)} submissions, {len(found) - len(todo)} graded before, {len(todo)} to grade "
@@ -576,6 +581,7 @@ def grade(settings: GradeSettings, echo=print) -> list[Outcome]:
             }
             for future in tqdm(as_completed(futures), total=len(futures), desc="grading", unit="submission"):
                 outcome = future.result()
+                outcome.submitted = submission_fingerprint(*next((p, n) for s, p, n in todo if s == outcome.student))
                 outcomes[outcome.student] = outcome
                 (saved / f"{outcome.student}.json").write_text(json.dumps(outcome.to_json()), encoding="utf-8")
     ordered = [outcomes[student] for student, _, _ in found]

@@ -217,6 +217,11 @@ def test_a_class_gets_exactly_its_marks_and_notes(tmp_path, netguard_log):
     # A second run grades nothing again; a changed check makes it say so and grade again.
     again = grade_class("05L", tmp_path / "class" / "05L", tmp_path / "grades" / "05L")
     assert "3 submissions, 3 graded before, 0 to grade" in again.stdout, again.stdout
+    handed_in = tmp_path / "class" / "05L" / "untouched.ipynb"
+    handed_in.write_text(handed_in.read_text() + "\n")  # handed in again
+    anew = grade_class("05L", tmp_path / "class" / "05L", tmp_path / "grades" / "05L")
+    assert "3 submissions, 2 graded before, 1 to grade" in anew.stdout, anew.stdout
+    assert "The checks changed" not in anew.stdout
     saved = tmp_path / "grades" / "05L" / "results" / "partial.json"
     record = json.loads(saved.read_text())
     saved.write_text(json.dumps({**record, "fingerprint": "older checks"}))

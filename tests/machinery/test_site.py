@@ -1,5 +1,5 @@
 """The site builder on made-up runs: what it refuses (one line each, no site), what it cleans off the pages, and
-what it keeps. tests/test_site.py builds the site of the real smoke run and opens it in Chromium."""
+what it keeps. tests/test_site_in_browser.py builds the site of the real smoke run and opens it in Chromium."""
 
 from __future__ import annotations
 
