@@ -58,6 +58,7 @@ def pytest_configure(config):
         os.environ["COURSE_OUTPUT_DIR"] = str(log.parent / f"outputs-{worker['workerid']}")
         share_the_cores(int(worker["workercount"]))
     config._course_netguard_log = log
+    config.pluginmanager.register(NotebookCells(), "course-notebook-cells")
     sys.path.insert(0, str(GUARD_DIR))
     import sitecustomize  # noqa: F401 - installs the guard in this process too
 
@@ -124,24 +125,29 @@ def pytest_collection_modifyitems(config, items):
         items.sort(key=lambda item: lane_order(order[id(item)]))
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item):
-    """A cell nbval ran must not show noise (tests/output_rules.py): the check runs on the smoke notebooks and the
-    labs' solutions as nbval executes them, so it costs no run of its own. A lesson's cells are also kept, with
-    their outputs, as the executed notebook (record_lesson_cell), failed or not."""
-    try:
-        result = yield
-    finally:
-        if getattr(item, "test_outputs", None) is not None and Path(item.path).parent == LESSONS:
-            record_lesson_cell(item)
-    outputs = getattr(item, "test_outputs", None)  # nbval's cell items keep the cell's outputs
-    if outputs:
-        from output_rules import noise
+class NotebookCells:
+    """What happens around each cell nbval runs. A plugin, not a conftest hook: a conftest's runtest hooks reach
+    only the tests in its folder, and the notebooks are not in tests/.
 
-        problems = noise(outputs)
-        if problems:
-            raise AssertionError(f"{item.name} shows what a student should not read past: " + "; ".join(problems))
-    return result
+    A cell must not show noise (tests/output_rules.py): the check runs on the smoke notebooks and the labs'
+    solutions as nbval executes them, so it costs no run of its own. A lesson's cells are also kept, with their
+    outputs, as the executed notebook (record_lesson_cell), failed or not."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item):
+        try:
+            result = yield
+        finally:
+            if getattr(item, "test_outputs", None) is not None and Path(item.path).parent == LESSONS:
+                record_lesson_cell(item)
+        outputs = getattr(item, "test_outputs", None)  # nbval's cell items keep the cell's outputs
+        if outputs:
+            from output_rules import noise
+
+            problems = noise(outputs)
+            if problems:
+                raise AssertionError(f"{item.name} shows what a student should not read past: " + "; ".join(problems))
+        return result
 
 
 _RUN_PROVENANCE: dict = {}

@@ -98,7 +98,8 @@ class Outcome:
     student: str
     verdicts: dict[str, tuple[bool, str]] = field(default_factory=dict)  # item -> (passed, message)
     notes: list[str] = field(default_factory=list)
-    fingerprint: str = ""
+    fingerprint: str = ""  # the checks' (checks_fingerprint)
+    submitted: str = ""  # the submission's (submission_fingerprint): a new hand-in is graded again
 
     def to_json(self) -> dict:
         return {
@@ -106,12 +107,13 @@ class Outcome:
             "verdicts": self.verdicts,
             "notes": self.notes,
             "fingerprint": self.fingerprint,
+            "submitted": self.submitted,
         }
 
     @classmethod
     def from_json(cls, data: dict) -> Outcome:
         verdicts = {k: (bool(v[0]), str(v[1])) for k, v in data["verdicts"].items()}
-        return cls(data["student"], verdicts, list(data["notes"]), data["fingerprint"])
+        return cls(data["student"], verdicts, list(data["notes"]), data["fingerprint"], data.get("submitted", ""))
 
 
 class BadSubmission(Exception):
