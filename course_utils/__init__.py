@@ -7,11 +7,11 @@ every module (``tests/test_package_map.py`` holds it to the files):
 - ``from_notebooks/``   written from the lessons' ``#@save`` cells by ``python tools/export.py``; never edited by hand
 - ``lessons/``          the lessons' hand-written support: the fine-tune command, ZeRO's configs, settings
 - ``pretraining/``      lesson 04's pretraining run, a module a job
-- ``labs/``             the labs' checks and questions
+- ``labs/``             the labs' checks and questions, and the grading of a class's labs
 - ``models_and_data/``  models, tokenizers and data sets: from the Hub, its cache, ``data/`` or ``standins/``
 - ``standins/``         the smoke profile's stand-in models: their recipes and their build
 - ``machinery/``        the course's machinery: paths, offline switches, profiles, the session, generation, ROUGE,
-                        metrics, the runner
+                        metrics, the runner, the site
 
 Importing the package imports no heavy library and changes nothing but one entry of ``sys.meta_path``: the finder
 that keeps the flat layout's module names working for one release, with a warning (``machinery/moved.py``).
