@@ -13,8 +13,8 @@ the grader; nothing the submission prints is read. Every task is graded: a faile
 The sandbox, per submission: a time limit for the submission and one per cell (the profile's ``grading``, or
 ``--timeout`` and ``--cell-timeout``), a memory cap (``--memory-gib``, as RLIMIT_AS), no network (a network
 namespace, ``unshare --net``, where the machine allows one; in every case an audit hook refuses connections), and a
-working directory of its own, in memory, gone afterwards. With namespaces, the repository (and with it the checks)
-is mounted read-only and the other submissions' folders are hidden. Out of reach, as for nbgrader and
+working directory of its own, in memory, gone afterwards. With namespaces, the root file system and the repository
+(and with it the checks) are mounted read-only, and the other submissions' folders are hidden. Out of reach, as for nbgrader and
 otter-grader: code that patches Python itself (its import system, its audit hooks, the interpreter's frames).
 """
 
@@ -297,29 +297,37 @@ def plan(lab: Lab, submission: dict, other_labs: dict[str, set[str]]) -> tuple[l
 # ---- the sandbox ----
 
 
-def namespaces_available() -> bool:
-    """Whether `unshare --net --mount` works here (root, or user namespaces allowed)."""
+def namespaces_available(grades: Path) -> bool:
+    """Whether the sandbox's namespaces work here: `unshare --net --mount` (root) and the mounts of SANDBOX_SCRIPT,
+    tried once on empty folders. A machine that allows the one but not the other gets no namespaces at all."""
     if not shutil.which("unshare") or os.geteuid() != 0:
         return False
-    try:
-        return subprocess.run(["unshare", "--net", "--mount", "true"], capture_output=True, timeout=20).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
+    with tempfile.TemporaryDirectory(prefix="course-grade-probe-") as base:
+        env = dict(os.environ, REPO=str(repo_root()), GRADES=str(grades), BASE=base)
+        try:
+            probe = subprocess.run(
+                sandbox_command(["true"], isolated=True), capture_output=True, timeout=30, env=env, cwd=base
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+    return probe.returncode == 0
 
 
-# In the submission's namespaces: the repository read-only, the grades and every other working folder hidden
-# under empty in-memory folders, and a working folder of its own in memory.
+# In the submission's namespaces: the root file system and the repository read-only, the grades, every other
+# working folder and /dev/shm hidden under empty in-memory folders, and a working folder of its own in memory.
 SANDBOX_SCRIPT = """set -e
 mount --make-rprivate /
+mount -o remount,bind,ro /
 mount --bind "$REPO" "$REPO" && mount -o remount,bind,ro "$REPO"
 mount -t tmpfs tmpfs "$GRADES"
 mount -t tmpfs tmpfs "$BASE"
+if [ -d /dev/shm ]; then mount -t tmpfs tmpfs /dev/shm; fi
 mkdir "$BASE/work" && cd "$BASE/work"
 exec "$@"
 """
 
 
-def sandbox_command(worker: list[str], base: Path, grades: Path, isolated: bool) -> list[str]:
+def sandbox_command(worker: list[str], isolated: bool) -> list[str]:
     if not isolated:
         return worker
     return ["unshare", "--net", "--mount", "--", "sh", "-c", SANDBOX_SCRIPT, "sandbox", *worker]
@@ -366,7 +374,7 @@ def run_sandboxed(settings: GradeSettings, cells: list[dict], base: Path, isolat
     started = time.monotonic()
     with open(log, "w") as log_file:
         process = subprocess.Popen(
-            sandbox_command(worker, base, settings.out_dir, isolated),
+            sandbox_command(worker, isolated),
             stdin=subprocess.PIPE,
             stdout=log_file,
             stderr=subprocess.STDOUT,
@@ -555,8 +563,8 @@ def grade(settings: GradeSettings, echo=print) -> list[Outcome]:
         for path in sorted((notebooks_dir() / "labs").glob("[0-9][0-9]L_*.ipynb"))
     }
     fingerprint = checks_fingerprint(lab)
-    isolated = namespaces_available()
     settings.out_dir.mkdir(parents=True, exist_ok=True)
+    isolated = namespaces_available(settings.out_dir)
     saved = settings.out_dir / RESULTS
     saved.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="course-grade-unpacked-") as unpacked:
