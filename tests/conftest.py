@@ -135,11 +135,15 @@ class NotebookCells:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item):
+        lesson = Path(item.path).parent == LESSONS
         try:
             result = yield
-        finally:
-            if getattr(item, "test_outputs", None) is not None and Path(item.path).parent == LESSONS:
-                record_lesson_cell(item)
+        except BaseException:
+            if lesson and getattr(item, "test_outputs", None) is not None:
+                record_lesson_cell(item, failed=True)
+            raise
+        if lesson and getattr(item, "test_outputs", None) is not None:
+            record_lesson_cell(item, failed=False)
         outputs = getattr(item, "test_outputs", None)  # nbval's cell items keep the cell's outputs
         if outputs:
             from output_rules import noise
@@ -153,10 +157,11 @@ class NotebookCells:
 _RUN_PROVENANCE: dict = {}
 
 
-def record_lesson_cell(item) -> None:
-    """Write the lesson nbval is running, with the outputs of its cells so far, to the session's output folder, as
-    `course run` writes it (stamped with provenance.stamp), so that tests/test_site_in_browser.py can build the course's site
-    from this very run. Written after every cell: a notebook that stops shows where."""
+def record_lesson_cell(item, failed: bool) -> None:
+    """Keep a lesson cell's outputs in the notebook nbval is running; after its last code cell, or a cell that
+    failed, write the notebook to the session's output folder as `course run` writes it (stamped with
+    provenance.stamp), so that tests/test_site_in_browser.py builds the course's site from this very run. A notebook
+    that stopped shows where: its later cells have no execution count."""
     import time
 
     import nbformat
@@ -172,6 +177,9 @@ def record_lesson_cell(item) -> None:
     item.cell.outputs = [nbformat.from_dict(output) for output in item.test_outputs]
     item.cell.execution_count = notebook_item.course_count
     seconds = round(time.perf_counter() - notebook_item.course_started, 1)
+    last = [cell for cell in notebook_item.nb.cells if cell.cell_type == "code"][-1]
+    if not failed and item.cell is not last:
+        return
     stamp(notebook_item.nb, {**_RUN_PROVENANCE, "seconds": seconds})
     folder = Path(os.environ["COURSE_OUTPUT_DIR"])
     folder.mkdir(parents=True, exist_ok=True)

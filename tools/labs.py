@@ -19,12 +19,13 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import re
 import sys
 from pathlib import Path
 
+# What the grader (course grade) reads a student copy by: the stubs it leaves and the task headings it names them by.
+from course_utils.labs.grading import STUB, TASK_HEADING
+
 BEGIN, END, LINE = "# BEGIN SOLUTION", "# END SOLUTION", "# SOLUTION"
-TASK_HEADING = re.compile(r"^###\s+(Task\b.*?)\s*$", re.M)
 LAB_PATTERN = "[0-9][0-9]L_*.ipynb"
 
 
@@ -45,7 +46,7 @@ def stub(task: str, where: str) -> str:
         raise ValueError(
             f"{where}: a solution block comes before any '### Task' heading; the stub needs the task's name."
         )
-    return f'raise NotImplementedError("{task}: write your code here, in place of this line")'
+    return f'{STUB}"{task}: write your code here, in place of this line")'
 
 
 def student_source(source: str, task: str, where: str) -> str:

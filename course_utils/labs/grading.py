@@ -42,6 +42,7 @@ from pathlib import Path
 from course_utils.machinery.configs import InputError
 from course_utils.machinery.paths import notebooks_dir, repo_root
 from course_utils.machinery.provenance import commit
+from course_utils.machinery.runner import student_labs
 
 STUB = "raise NotImplementedError("
 CHECK_CALL = re.compile(r"^check\.(\w+)\(")
@@ -120,11 +121,15 @@ class BadSubmission(Exception):
     """A submission that cannot be graded; its message is the row's note."""
 
 
+def lab_number(path: Path) -> str:
+    return path.name.split("_")[0]  # "03L"
+
+
 def lab_path(lab: str) -> Path:
-    found = sorted((notebooks_dir() / "labs").glob(f"{lab}_*.ipynb"))
+    labs = student_labs(notebooks_dir())
+    found = [path for path in labs if lab_number(path) == lab]
     if not found:
-        known = ", ".join(p.name.split("_")[0] for p in sorted((notebooks_dir() / "labs").glob("[0-9][0-9]L_*.ipynb")))
-        raise InputError(f"no lab {lab!r} in notebooks/labs/ (labs: {known}).")
+        raise InputError(f"no lab {lab!r} in notebooks/labs/ (labs: {', '.join(map(lab_number, labs))}).")
     return found[0]
 
 
@@ -233,7 +238,7 @@ def read_submission(path: Path) -> dict:
     except json.JSONDecodeError as err:
         raise BadSubmission(f"not a notebook: invalid JSON at line {err.lineno}, column {err.colno}") from None
     try:
-        notebook = nbformat.reads(json.dumps(data), as_version=4)
+        notebook = nbformat.convert(nbformat.from_dict(data), 4)
         nbformat.validate(notebook)
     except Exception as err:  # noqa: BLE001 - nbformat raises several kinds
         raise BadSubmission(f"not a Jupyter notebook ({type(err).__name__})") from None
@@ -559,8 +564,7 @@ def grade(settings: GradeSettings, echo=print) -> list[Outcome]:
 
     lab = read_lab(settings.lab)
     other_labs = {
-        path.name.split("_")[0]: set(read_lab(path.name.split("_")[0]).answer_ids)
-        for path in sorted((notebooks_dir() / "labs").glob("[0-9][0-9]L_*.ipynb"))
+        lab_number(path): set(read_lab(lab_number(path)).answer_ids) for path in student_labs(notebooks_dir())
     }
     fingerprint = checks_fingerprint(lab)
     settings.out_dir.mkdir(parents=True, exist_ok=True)

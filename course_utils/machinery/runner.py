@@ -62,6 +62,11 @@ def is_lab(name: str) -> bool:
     return name[2:4] == "L_"
 
 
+def student_labs(notebooks_dir: Path) -> list[Path]:
+    """The labs' student copies, ``notebooks/labs/NNL_name.ipynb``, in order (what a student fills in)."""
+    return sorted((Path(notebooks_dir) / "labs").glob(LAB_PATTERN))
+
+
 def find_notebooks(notebooks_dir: Path, only: list[str] | None = None, labs: bool = False) -> list[Path]:
     """Numbered lessons (``NN_name.ipynb``) in order, then with ``labs`` the labs' solutions (``NNL_name.ipynb`` in
     ``labs/solutions``); ``only`` keeps those whose number (``01``, ``01L``) or name is listed."""

@@ -31,7 +31,7 @@ from pathlib import Path
 from course_utils.machinery.metrics import read_metrics
 from course_utils.machinery.paths import notebooks_dir, output_dir, repo_root
 from course_utils.machinery.provenance import provenance_of
-from course_utils.machinery.runner import NotebookResult, find_notebooks, render_report
+from course_utils.machinery.runner import NotebookResult, find_notebooks, render_report, student_labs
 
 SITE_FOLDER = "site"
 WARNINGS_FILE = "site-warnings.txt"  # Sphinx's warnings of a build that failed, beside the run
@@ -88,7 +88,7 @@ def lesson_names() -> list[str]:
 
 
 def lab_names() -> list[str]:
-    return sorted(path.stem for path in (notebooks_dir() / "labs").glob("[0-9][0-9]L_*.ipynb"))
+    return [path.stem for path in student_labs(notebooks_dir())]
 
 
 def stopped_at(notebook) -> str | None:
